@@ -1,0 +1,1 @@
+"""Certificate building: DER writer, signature schemes, the libp2p extension, TBS assembly."""

@@ -1,0 +1,262 @@
+"""The command line: ``fixturegen generate | list | show | verify | keys``.
+
+Exit codes: 0 success (all accepted, or all as expected); 1 rejections, disagreements or a
+corpus that failed its check; 2 usage errors (a bad option, a pattern that matches nothing, an
+unwritable folder, an unreadable manifest). Errors are one line on standard error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+# typer (0.2x) vendors click; its exceptions are what a usage error raises.
+from typer._click import exceptions as click
+
+from fixturegen import __version__
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None, help="libp2p TLS certificate fixtures.")
+keys_app = typer.Typer(no_args_is_help=True, help="The fixed keys under keys/.")
+app.add_typer(keys_app, name="keys")
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    typer.echo(f"fixturegen: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--at {text!r} is not an ISO 8601 time (e.g. 2030-01-01T00:00:00Z)")
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@app.command()
+def generate(
+    out: Annotated[Path, typer.Option(help="The corpus folder (replaced only on success).")] = Path(
+        "out"),
+    seed: Annotated[str, typer.Option(help="Seed for throwaway keys and salts.")] = (
+        "libp2p-fixturegen"),
+    random: Annotated[bool, typer.Option("--random", help="Fresh randomness (not reproducible)."
+                                         )] = False,
+    only: Annotated[str | None, typer.Option(help="Only the cases whose id matches this glob."
+                                             )] = None,
+    jobs: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
+) -> None:
+    """Build the corpus, check it with the reference verifier, then replace OUT."""
+    from fixturegen.output.writer import CheckFailed, OutputError, generate as run, select
+    from fixturegen.keys.fixed import FixedKeyError
+
+    try:
+        total = len(select(only))
+    except OutputError as exc:
+        fail(str(exc))
+    with typer.progressbar(length=total, label="building", file=sys.stderr) as bar:
+        try:
+            manifest = run(out, seed=None if random else seed, only=only,
+                           progress=lambda: bar.update(1), check=corpus_check,
+                           workers=jobs or None)
+        except OutputError as exc:
+            fail(str(exc))
+        except FixedKeyError as exc:
+            fail(str(exc), EXIT_FAIL)
+        except CheckFailed as exc:
+            typer.echo(exc.report, err=True)
+            fail(f"{exc}; {out} was left as it was", EXIT_FAIL)
+    typer.echo(f"wrote {len(manifest.fixtures)} fixtures to {out}/ "
+               f"({'seed ' + repr(seed) if not random else 'fresh randomness, not reproducible'})")
+
+
+def corpus_check(staged: Path, manifest: object) -> str | None:
+    from fixturegen.verify.manifest_check import check_manifest, format_table
+
+    problems, _ = check_manifest(staged / "manifest.json")
+    return format_table(problems) if problems else None
+
+
+@app.command("list")
+def list_cases(
+    only: Annotated[str | None, typer.Option(help="Glob over case ids.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List the cases of the catalogue."""
+    from fixturegen.output.writer import OutputError, select
+
+    try:
+        cases = select(only)
+    except OutputError as exc:
+        fail(str(exc))
+    for c in cases:
+        if as_json:
+            typer.echo(json.dumps({"id": c.id, "result": c.result, "error": c.error,
+                                   "importance": c.importance, "flags": list(c.flags),
+                                   "description": c.description}))
+        else:
+            typer.echo(f"{c.id:<64} {c.result:<10} {c.error or '-':<30} {c.importance or ''}")
+
+
+@app.command()
+def show(
+    case_id: Annotated[str, typer.Argument(metavar="ID")],
+    seed: Annotated[str, typer.Option()] = "libp2p-fixturegen",
+) -> None:
+    """Build one case and show its manifest entry and the reference verifier's verdict."""
+    from fixturegen.output.writer import render_case
+    from fixturegen.verify import Verifier
+
+    try:
+        rendered = render_case(case_id, seed.encode())
+    except KeyError:
+        fail(f"no case {case_id!r} (see `fixturegen list`)")
+    f = rendered.fixture
+    certs = [data for rel, data in rendered.files if rel in f.chain]
+    verdict = Verifier().verify(certs, expect_peer_id=f.expect_peer_id)
+    typer.echo(json.dumps({"fixture": f.model_dump(mode="json"), "verdict": verdict.to_json()},
+                          indent=2))
+
+
+@app.command()
+def verify(
+    paths: Annotated[list[Path] | None, typer.Argument(help="DER or PEM certificate files.")
+                     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per input.")] = False,
+    expect_peer_id: Annotated[str | None, typer.Option(help="The PeerId the caller dialled.")
+                              ] = None,
+    at: Annotated[str | None, typer.Option(help="Validation time, ISO 8601 (default: now).")
+                  ] = None,
+    manifest: Annotated[Path | None, typer.Option(help="Check a corpus against its manifest.")
+                        ] = None,
+) -> None:
+    """Verify certificates as a strict libp2p TLS peer would, and explain the verdict."""
+    from fixturegen.verify import Verifier
+    from fixturegen.verify.inputs import InputError, read_certificates
+    from fixturegen.verify.manifest_check import ManifestError, check_manifest, format_table
+
+    moment = parse_time(at)
+    if manifest is None and not paths:
+        fail("give certificate files, or --manifest FILE")
+    verifier = Verifier()
+    status = EXIT_OK
+    if manifest is not None:
+        try:
+            problems, count = check_manifest(manifest, verifier, moment)
+        except ManifestError as exc:
+            fail(str(exc))
+        if problems:
+            typer.echo(format_table(problems))
+            typer.echo(f"{len(problems)} disagreements in {count} fixtures")
+            status = EXIT_FAIL
+        else:
+            typer.echo(f"all {count} fixtures agree with {manifest}")
+    for path in paths or []:
+        try:
+            certs = read_certificates(path)
+        except InputError as exc:
+            status = EXIT_FAIL
+            if as_json:
+                typer.echo(json.dumps({"path": str(path), "result": "error",
+                                       "error": "unreadable", "detail": str(exc),
+                                       "peer_id": None}))
+            else:
+                typer.echo(f"{path}: ERROR {exc}")
+            continue
+        verdict = verifier.verify(certs, expect_peer_id=expect_peer_id, at=moment)
+        if not verdict.accepted:
+            status = EXIT_FAIL
+        if as_json:
+            typer.echo(json.dumps({"path": str(path), **verdict.to_json()}))
+        else:
+            typer.echo(explain(str(path), verdict))
+    raise typer.Exit(status)
+
+
+def explain(path: str, verdict: object) -> str:
+    from fixturegen.verify import ERROR_CODES, Verdict
+
+    assert isinstance(verdict, Verdict)
+    head = "ACCEPT" if verdict.accepted else f"REJECT {verdict.error}"
+    lines = [f"{path}: {head}"]
+    for i, name in enumerate(verdict.checks, 1):
+        failed = not verdict.accepted and i == len(verdict.checks)
+        lines.append(f"  {i:2}. {name:<26} {'FAILED: ' + verdict.detail if failed else 'ok'}")
+    if verdict.error:
+        lines.append(f"      ({verdict.error}: {ERROR_CODES[verdict.error]})")
+    lines.append(f"  scheme {verdict.signature_scheme or '-'}, host key "
+                 f"{verdict.host_key_type or '-'}, PeerId {verdict.peer_id or '-'}")
+    lines.append(f"  {verdict.signature_verifications} signature verifications, "
+                 f"validated at {verdict.validation_time}")
+    if verdict.flags:
+        lines.append(f"  borderline: {', '.join(verdict.flags)}")
+    return "\n".join(lines)
+
+
+@keys_app.command("generate")
+def keys_generate(
+    directory: Annotated[Path, typer.Option("--dir")] = Path("keys"),
+    only: Annotated[list[str] | None, typer.Option(help="Only this kind (repeatable).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace existing key files.")] = False,
+) -> None:
+    """Make fresh fixed keys (once: every fixed-key fixture changes with them)."""
+    from fixturegen.keys import FIXED_KINDS
+    from fixturegen.keys.fixed import FixedKeyError, generate_fixed
+
+    kinds = only or list(FIXED_KINDS)
+    existing = [k for k in kinds if (directory / f"{k}.pem").exists()]
+    if existing and not force:
+        fail(f"{directory} already holds {', '.join(existing)}; pass --force to replace")
+    try:
+        pairs = generate_fixed(directory, kinds)
+    except (FixedKeyError, OSError) as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {len(kinds)} keys to {directory}/ ({len(pairs)} listed in README.md)")
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """The fixed keys and their fingerprints."""
+    from fixturegen.keys import FIXED_KINDS
+    from fixturegen.keys.fixed import FixedKeyError, fingerprint, load_fixed
+
+    for kind in FIXED_KINDS:
+        try:
+            typer.echo(f"{kind:<10} {fingerprint(load_fixed(kind))}")
+        except FixedKeyError as exc:
+            fail(str(exc), EXIT_FAIL)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    typer.echo(f"fixturegen {__version__}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    command = typer.main.get_command(app)
+    try:
+        rv = command.main(argv, prog_name="fixturegen", standalone_mode=False)
+    except click.UsageError as exc:
+        typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
+        return EXIT_USAGE
+    except click.Abort:
+        typer.echo("fixturegen: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
+        return exc.exit_code
+    return rv if isinstance(rv, int) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

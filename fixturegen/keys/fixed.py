@@ -1,0 +1,98 @@
+"""Fixed keys: committed under ``keys/`` as PKCS#8 PEM, made once by ``fixturegen keys generate``.
+
+They are test-only keys: their private halves are public. ``keys/README.md`` records how they
+were made and the SHA-256 fingerprint of each SubjectPublicKeyInfo.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+import cryptography
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
+from fixturegen.keys import EC_CURVES, FIXED_KINDS, RSA_BITS, KeyPair, kind_of
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+KEYS_DIR = REPO_ROOT / "keys"
+
+
+class FixedKeyError(Exception):
+    """A fixed key is missing, unreadable or not of the kind its name says."""
+
+
+def key_file(kind: str) -> str:
+    return f"keys/{kind}.pem"
+
+
+@cache
+def load_fixed(kind: str, keys_dir: Path = KEYS_DIR) -> KeyPair:
+    path = keys_dir / f"{kind}.pem"
+    try:
+        private = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (OSError, ValueError, TypeError) as exc:
+        raise FixedKeyError(f"cannot load fixed key {path}: {exc}") from exc
+    if kind_of(private) != kind:
+        raise FixedKeyError(f"{path} holds a {kind_of(private)} key, not {kind}")
+    return KeyPair.of(kind, private, "fixed", key_file(kind))
+
+
+def fingerprint(pair: KeyPair) -> str:
+    return hashlib.sha256(pair.spki).hexdigest()
+
+
+def _fresh(kind: str) -> PrivateKeyTypes:
+    if kind in RSA_BITS:
+        return rsa.generate_private_key(65537, RSA_BITS[kind])
+    if kind in EC_CURVES:
+        return ec.generate_private_key(EC_CURVES[kind])
+    if kind == "ed25519":
+        return ed25519.Ed25519PrivateKey.generate()
+    if kind == "ed448":
+        return ed448.Ed448PrivateKey.generate()
+    raise ValueError(kind)
+
+
+def readme_text(pairs: list[KeyPair], made: str) -> str:
+    rows = "\n".join(
+        f"| `{p.kind}.pem` | {p.kind} | `{fingerprint(p)}` |" for p in pairs
+    )
+    return f"""# Fixed keys (TEST ONLY)
+
+These private keys are public. They exist so that fixtures made from them are stable across
+seeds and releases. Never use them for anything but tests.
+
+**Provenance.** Made once with `fixturegen keys generate` ({made}), from the operating
+system's random source through `cryptography` {cryptography.__version__} (OpenSSL):
+RSA with e = 65537, EC on the named curves, Ed25519 and Ed448 from fresh random bytes.
+Stored as unencrypted PKCS#8 PEM. They are not derived from any seed: regenerating them
+changes every fixture that uses a fixed key, so don't, unless a key is compromised for its
+purpose (it can't be: it is public) or a new kind is added (then generate only that kind with
+`fixturegen keys generate --only KIND`).
+
+`tests/test_keys.py` checks that each file still matches its fingerprint below.
+
+| file | kind | SHA-256 of the DER SubjectPublicKeyInfo |
+|---|---|---|
+{rows}
+"""
+
+
+def generate_fixed(keys_dir: Path, only: list[str] | None = None) -> list[KeyPair]:
+    """Write fresh fixed keys (all kinds, or ``only`` these) and rewrite keys/README.md."""
+    keys_dir.mkdir(parents=True, exist_ok=True)
+    for kind in only or list(FIXED_KINDS):
+        if kind not in FIXED_KINDS:
+            raise FixedKeyError(f"unknown fixed key kind {kind!r}")
+        pair = KeyPair.of(kind, _fresh(kind), "fixed", key_file(kind))
+        (keys_dir / f"{kind}.pem").write_bytes(pair.pkcs8_pem())
+    load_fixed.cache_clear()
+    pairs = [load_fixed(k, keys_dir) for k in FIXED_KINDS if (keys_dir / f"{k}.pem").exists()]
+    made = datetime.now(UTC).strftime("%Y-%m-%d")
+    (keys_dir / "README.md").write_text(readme_text(pairs, made))
+    return pairs

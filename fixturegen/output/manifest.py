@@ -1,0 +1,95 @@
+"""The manifest model. It defines ``out/manifest.json``; the JSON Schema is generated from it.
+
+These field names are a contract that other tools read: add fields, never rename them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Generator(_Model):
+    name: str
+    version: str
+
+
+class KeyInfo(_Model):
+    type: str = Field(description="Key kind: rsa-2048, p256, p384, p521, ed25519, ed448, ...")
+    source: Literal["fixed", "throwaway"]
+    file: str | None = Field(None, description="The fixed key's file, relative to the repo root")
+
+
+class CertificateInfo(_Model):
+    signature_scheme: str = Field(description="TLS SignatureScheme name (SPEC section 3)")
+    key: KeyInfo
+    not_before: str
+    not_after: str
+    serial: str = Field(description="Serial number, lower-case hex")
+    extension_critical: bool
+
+
+class HostKeyInfo(_Model):
+    type: Literal["RSA", "Ed25519", "Secp256k1", "ECDSA"]
+    kind: str = Field(description="Key kind (curve or modulus) of the host key")
+    source: Literal["fixed", "throwaway"]
+    public_key_protobuf_hex: str
+
+
+class Expected(_Model):
+    result: Literal["valid", "invalid", "acceptable"]
+    error: str | None = Field(
+        description="The reference verifier's error code; null when it accepts"
+    )
+    peer_id: str | None = Field(description="The PeerId a verifier derives when it accepts")
+
+
+class Fixture(_Model):
+    id: str
+    path: str = Field(description="The leaf certificate file (DER), relative to the manifest")
+    chain: list[str] = Field(
+        description="The presented certificates, leaf first, relative to the manifest"
+    )
+    sha256: str
+    sha512: str
+    description: str
+    rule: str
+    flags: list[str]
+    importance: Literal["critical", "high", "medium", "low"] | None
+    certificate: CertificateInfo
+    certificate_key_path: str = Field(description="PKCS#8 PEM of the certificate key")
+    host_key: HostKeyInfo
+    expect_peer_id: str | None = Field(
+        description="The PeerId the caller expects (dialled); null when none is given"
+    )
+    expected: Expected
+
+
+class Manifest(_Model):
+    schema_version: int
+    generator: Generator
+    seed: str | None = Field(description="The seed; null when --random was used")
+    reproducible: bool
+    notes: dict[str, str] = Field(description="Every flag, explained once")
+    error_codes: dict[str, str] = Field(description="The reference verifier's codes, in order")
+    fixtures: list[Fixture]
+
+
+def manifest_schema() -> dict[str, object]:
+    schema = Manifest.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://github.com/fixturegen/fixturegen/manifest.schema.json"
+    return schema
+
+
+def dumps(data: object) -> str:
+    """The one JSON serialisation of the toolkit: sorted keys, two spaces, final newline."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

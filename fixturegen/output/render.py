@@ -1,0 +1,26 @@
+"""Render ``out/README.md`` from the Jinja2 template in ``templates/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from fixturegen.output.manifest import Manifest
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render_readme(manifest: Manifest) -> str:
+    return environment().get_template("corpus-README.md.j2").render(m=manifest)

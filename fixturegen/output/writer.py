@@ -1,0 +1,231 @@
+"""Write a corpus: build every case, write into a temporary folder beside ``out``, check it
+with the reference verifier, and only then replace ``out``. A failed or interrupted run leaves
+the previous corpus as it was."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixturegen import __version__
+from fixturegen.cases import CATALOGUE, NOTES, Case
+from fixturegen.cases.context import BuildContext
+from fixturegen.output.manifest import (
+    SCHEMA_VERSION,
+    CertificateInfo,
+    Expected,
+    Fixture,
+    Generator,
+    HostKeyInfo,
+    KeyInfo,
+    Manifest,
+    dumps,
+    manifest_schema,
+)
+from fixturegen.output.render import render_readme
+
+DEFAULT_SEED = "libp2p-fixturegen"
+
+
+class OutputError(Exception):
+    """The output folder cannot be written (a usage error: exit code 2)."""
+
+
+class CheckFailed(Exception):
+    """The reference verifier disagrees with the manifest (exit code 1)."""
+
+    def __init__(self, message: str, report: str) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One case, built, as plain data (it crosses process boundaries)."""
+
+    fixture: Fixture
+    files: tuple[tuple[str, bytes], ...]
+
+
+def select(only: str | None) -> list[Case]:
+    if not only:
+        return list(CATALOGUE)
+    chosen = [c for c in CATALOGUE if fnmatch.fnmatchcase(c.id, only)]
+    if not chosen:
+        raise OutputError(f"--only {only!r} matches no case (see `fixturegen list`)")
+    return chosen
+
+
+def case_by_id(case_id: str) -> Case:
+    for c in CATALOGUE:
+        if c.id == case_id:
+            return c
+    raise KeyError(case_id)
+
+
+def render_case(case_id: str, seed: bytes) -> Rendered:
+    c = case_by_id(case_id)
+    built = c.build(BuildContext(seed, c.id))
+    d = built.draft
+    paths = [f"certs/{c.id}.der"] + [f"certs/{c.id}.{i}.der" for i in range(2, len(built.files) + 1)]
+    key_path = f"keys/{c.id}.pem"
+    leaf = built.files[0]
+    serial_tlv = d.tbs.serial
+    host = d.host
+    fixture = Fixture(
+        id=c.id,
+        path=paths[0],
+        chain=paths,
+        sha256=hashlib.sha256(leaf).hexdigest(),
+        sha512=hashlib.sha512(leaf).hexdigest(),
+        description=c.description,
+        rule=c.rule,
+        flags=list(c.flags),
+        importance=c.importance,
+        certificate=CertificateInfo(
+            signature_scheme=built.scheme,
+            key=KeyInfo(type=d.cert_key.kind, source=d.cert_key.source, file=d.cert_key.file),
+            not_before=_time_text(d.tbs.validity, 0),
+            not_after=_time_text(d.tbs.validity, 1),
+            serial=serial_tlv[2:].hex(),
+            extension_critical=built.extension_critical,
+        ),
+        certificate_key_path=key_path,
+        host_key=HostKeyInfo(
+            type=host.type,  # type: ignore[arg-type]
+            kind=host.pair.kind,
+            source=host.pair.source,
+            public_key_protobuf_hex=host.protobuf.hex(),
+        ),
+        expect_peer_id=built.expect_peer_id,
+        expected=Expected(
+            result=c.result,
+            error=c.error,
+            peer_id=host.peer_id if c.result != "invalid" else None,
+        ),
+    )
+    files = (*zip(paths, built.files, strict=True), (key_path, d.cert_key.pkcs8_pem()))
+    return Rendered(fixture, files)
+
+
+def _time_text(validity: bytes, index: int) -> str:
+    """The ISO 8601 form of notBefore (0) or notAfter (1) from the DER Validity."""
+    from fixturegen.certs.der import children
+
+    raw = children(validity)[index]
+    text = raw[2:].decode()
+    if raw[0] == 0x17:
+        year = int(text[:2])
+        text = f"{1900 + year if year >= 50 else 2000 + year}{text[2:]}"
+    return f"{text[:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+
+
+def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | None = None,
+               workers: int | None = None) -> list[Rendered]:
+    """Build the cases, on every core; the result is in catalogue order whatever the timing."""
+    workers = workers or min(len(cases) // 16 + 1, os.cpu_count() or 1, 4)
+    ids = [c.id for c in cases]
+    results: Iterable[Rendered]
+    if workers <= 1:
+        results = (render_case(i, seed) for i in ids)
+        out = []
+        for r in results:
+            out.append(r)
+            if progress:
+                progress()
+        return out
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        out = []
+        for r in pool.map(render_case, ids, [seed] * len(ids), chunksize=4):
+            out.append(r)
+            if progress:
+                progress()
+        return out
+
+
+def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
+    from fixturegen.verify.codes import ERROR_CODES
+
+    used = sorted({f for r in rendered for f in r.fixture.flags})
+    return Manifest(
+        schema_version=SCHEMA_VERSION,
+        generator=Generator(name="fixturegen", version=__version__),
+        seed=seed_text,
+        reproducible=seed_text is not None,
+        notes={f: NOTES[f] for f in used},
+        error_codes=dict(ERROR_CODES),
+        fixtures=[r.fixture for r in rendered],
+    )
+
+
+def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest) -> None:
+    (root / "certs").mkdir()
+    (root / "keys").mkdir()
+    for r in rendered:
+        for rel, data in r.files:
+            (root / rel).write_bytes(data)
+    (root / "manifest.json").write_text(dumps(manifest.model_dump(mode="json")))
+    (root / "manifest.schema.json").write_text(dumps(manifest_schema()))
+    (root / "README.md").write_text(render_readme(manifest))
+
+
+def _replace(out: Path, staged: Path) -> None:
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+        os.replace(staged, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staged, out)
+
+
+Check = Callable[[Path, Manifest], str | None]
+
+
+def generate(
+    out: Path,
+    *,
+    seed: str | None = DEFAULT_SEED,
+    only: str | None = None,
+    progress: Callable[[], None] | None = None,
+    check: Check | None = None,
+    workers: int | None = None,
+) -> Manifest:
+    """Build, write, check and install a corpus. ``seed=None`` means fresh randomness.
+
+    ``check`` gets the staged folder and returns a disagreement report (or None when all
+    agree); on a report nothing is installed and :class:`CheckFailed` is raised.
+    """
+    cases = select(only)
+    out = out.absolute()
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out} exists and is not a folder")
+    parent = out.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    except OSError as exc:
+        raise OutputError(f"cannot write to {parent}: {exc.strerror or exc}") from exc
+    try:
+        seed_bytes = seed.encode() if seed is not None else os.urandom(32)
+        rendered = render_all(cases, seed_bytes, progress, workers)
+        manifest = build_manifest(rendered, seed)
+        write_tree(staged, rendered, manifest)
+        if check is not None:
+            report = check(staged, manifest)
+            if report:
+                raise CheckFailed("the reference verifier disagrees with the manifest", report)
+        _replace(out, staged)
+    except OSError as exc:
+        raise OutputError(f"cannot write the corpus: {exc}") from exc
+    finally:
+        if staged.exists():
+            shutil.rmtree(staged, ignore_errors=True)
+    return manifest

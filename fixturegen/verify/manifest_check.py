@@ -1,0 +1,84 @@
+"""Check every fixture of a manifest against its ``expected`` block with the reference verifier.
+
+Reads the manifest as plain JSON (not through the generator's model): a broken manifest is
+reported, not trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from fixturegen.verify.codes import BORDERLINE_FLAGS
+from fixturegen.verify.inputs import InputError, read_certificates
+from fixturegen.verify.verifier import Verifier
+
+
+class ManifestError(Exception):
+    """The manifest cannot be read or lacks the fields this check needs (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    id: str
+    what: str
+    expected: str
+    got: str
+
+
+def load_manifest(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise ManifestError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("fixtures"), list):
+        raise ManifestError(f"{path} has no list of fixtures")
+    return data
+
+
+def check_manifest(path: Path, verifier: Verifier | None = None, at: datetime | None = None
+                   ) -> tuple[list[Disagreement], int]:
+    """(disagreements, fixtures checked)."""
+    manifest = load_manifest(path)
+    verifier = verifier or Verifier()
+    root = path.parent
+    problems: list[Disagreement] = []
+    fixtures = manifest["fixtures"]
+    assert isinstance(fixtures, list)
+    for f in fixtures:
+        try:
+            fid = str(f["id"])
+            chain = [root / p for p in f["chain"]]
+            expected = f["expected"]
+            want_error = expected["error"]
+            want_peer = expected["peer_id"]
+            flags = list(f.get("flags", []))
+            expect_peer_id = f.get("expect_peer_id")
+        except (KeyError, TypeError):
+            raise ManifestError(f"{path}: a fixture lacks id, chain or expected") from None
+        try:
+            certs = [c for p in chain for c in read_certificates(p)]
+        except InputError as exc:
+            problems.append(Disagreement(fid, "file", "readable", str(exc)))
+            continue
+        verdict = verifier.verify(certs, expect_peer_id=expect_peer_id, at=at)
+        if verdict.error != want_error:
+            problems.append(Disagreement(fid, "error", str(want_error), str(verdict.error)))
+        if verdict.accepted and verdict.peer_id != want_peer:
+            problems.append(Disagreement(fid, "peer_id", str(want_peer), str(verdict.peer_id)))
+        missing = [x for x in flags if x in BORDERLINE_FLAGS and x not in verdict.flags]
+        if missing:
+            problems.append(Disagreement(fid, "flags", ",".join(missing), ",".join(verdict.flags)))
+    return problems, len(fixtures)
+
+
+def format_table(problems: list[Disagreement]) -> str:
+    rows = [("fixture", "field", "expected", "reference verifier")]
+    rows += [(p.id, p.what, p.expected, p.got) for p in problems]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])

@@ -1,0 +1,446 @@
+"""The reference verifier: strict libp2p TLS certificate verification (tls.md).
+
+One :class:`Verifier` holds caches of decoded public keys (many fixtures share a certificate
+key or a host key). :meth:`Verifier.verify` runs the checks of ``codes.ERROR_CODES`` in order
+and stops at the first that fails; each proof (self-signature, extension signature) is checked
+at most once per call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    PublicFormat,
+    load_der_public_key,
+)
+
+from fixturegen.verify.der import DERError, elements, expect, integer, oid_text, tlv
+from fixturegen.verify.identity import (
+    TYPE_NAMES,
+    HostKeyMalformed,
+    HostKeyUnsupported,
+    decode_public_key,
+    peer_id_forms,
+)
+from fixturegen.verify.x509 import LIBP2P_OID, ParsedCertificate, parse_certificate
+
+PREFIX = b"libp2p-tls-handshake:"
+SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+#: Critical extensions the verifier understands (and so does not reject for being critical).
+UNDERSTOOD_CRITICAL = {
+    "2.5.29.19": "basicConstraints",
+    "2.5.29.15": "keyUsage",
+    "2.5.29.37": "extKeyUsage",
+}
+
+_HASH = {"sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
+_HASH_OID = {
+    "2.16.840.1.101.3.4.2.1": "sha256",
+    "2.16.840.1.101.3.4.2.2": "sha384",
+    "2.16.840.1.101.3.4.2.3": "sha512",
+}
+_HASH_LEN = {"sha256": 32, "sha384": 48, "sha512": 64}
+_PKCS1 = {
+    "1.2.840.113549.1.1.11": "sha256",
+    "1.2.840.113549.1.1.12": "sha384",
+    "1.2.840.113549.1.1.13": "sha512",
+}
+_WEAK = {
+    "1.2.840.113549.1.1.4": "md5WithRSAEncryption",
+    "1.2.840.113549.1.1.5": "sha1WithRSAEncryption",
+    "1.2.840.10045.4.1": "ecdsa-with-SHA1",
+    "1.2.840.10040.4.3": "dsa-with-sha1",
+}
+_ECDSA = {"1.2.840.10045.4.3.2": "sha256", "1.2.840.10045.4.3.3": "sha384",
+          "1.2.840.10045.4.3.4": "sha512"}
+_CURVE_SCHEME = {"secp256r1": ("sha256", "ecdsa_secp256r1_sha256"),
+                 "secp384r1": ("sha384", "ecdsa_secp384r1_sha384"),
+                 "secp521r1": ("sha512", "ecdsa_secp521r1_sha512")}
+PSS_OID = "1.2.840.113549.1.1.10"
+MGF1_OID = "1.2.840.113549.1.1.8"
+ED25519_OID = "1.3.101.112"
+ED448_OID = "1.3.101.113"
+
+
+class Reject(Exception):
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+@dataclass
+class Verdict:
+    accepted: bool
+    error: str | None
+    detail: str
+    peer_id: str | None = None
+    peer_id_cid: str | None = None
+    host_key_type: str | None = None
+    signature_scheme: str | None = None
+    validation_time: str = ""
+    checks: list[str] = field(default_factory=list)
+    signature_verifications: int = 0
+    flags: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "result": "accept" if self.accepted else "reject",
+            "error": self.error,
+            "detail": self.detail,
+            "peer_id": self.peer_id,
+            "peer_id_cid": self.peer_id_cid,
+            "host_key_type": self.host_key_type,
+            "signature_scheme": self.signature_scheme,
+            "validation_time": self.validation_time,
+            "checks": self.checks,
+            "signature_verifications": self.signature_verifications,
+            "flags": self.flags,
+        }
+
+
+@dataclass(slots=True)
+class _Scheme:
+    name: str
+    verify_args: tuple[object, ...]
+
+
+class _Run:
+    """The state of one verification: the checks passed so far and the proofs counted."""
+
+    __slots__ = ("checks", "flags", "sigs")
+
+    def __init__(self) -> None:
+        self.checks: list[str] = []
+        self.flags: list[str] = []
+        self.sigs = 0
+
+
+class Verifier:
+    def __init__(self, cache_size: int = 4096) -> None:
+        self._keys: dict[bytes, PublicKeyTypes | Exception] = {}
+        self._host: dict[bytes, tuple[str, PublicKeyTypes] | Exception] = {}
+        self._cache_size = cache_size
+
+    # -- key decoding, each distinct key once -------------------------------------------------
+    def _spki_key(self, spki: bytes) -> PublicKeyTypes:
+        cached = self._keys.get(spki)
+        if cached is None:
+            try:
+                key = load_der_public_key(spki)
+                if key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo) != spki:
+                    raise ValueError("not the canonical DER of this key")
+                cached = key
+            except (ValueError, TypeError) as exc:
+                cached = exc
+            if len(self._keys) >= self._cache_size:
+                self._keys.clear()
+            self._keys[spki] = cached
+        if isinstance(cached, Exception):
+            raise cached
+        return cached
+
+    def _host_key(self, pb: bytes) -> tuple[str, PublicKeyTypes]:
+        cached = self._host.get(pb)
+        if cached is None:
+            try:
+                cached = self._decode_host_key(pb)
+            except (HostKeyMalformed, HostKeyUnsupported) as exc:
+                cached = exc
+            if len(self._host) >= self._cache_size:
+                self._host.clear()
+            self._host[pb] = cached
+        if isinstance(cached, Exception):
+            raise cached
+        return cached
+
+    def _decode_host_key(self, pb: bytes) -> tuple[str, PublicKeyTypes]:
+        key_type, data = decode_public_key(pb)
+        name = TYPE_NAMES[key_type]
+        key: PublicKeyTypes
+        try:
+            if name == "Ed25519":
+                if len(data) != 32:
+                    raise HostKeyMalformed(f"Ed25519 key data of {len(data)} bytes, not 32")
+                key = ed25519.Ed25519PublicKey.from_public_bytes(data)
+            elif name == "Secp256k1":
+                if len(data) != 33 or data[0] not in (2, 3):
+                    raise HostKeyMalformed("Secp256k1 key data is not a 33-byte compressed point")
+                key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256K1(), data)
+            else:
+                key = self._spki_key(data)
+                if name == "RSA" and not isinstance(key, rsa.RSAPublicKey):
+                    raise HostKeyMalformed("RSA key data is not an RSA SubjectPublicKeyInfo")
+                if name == "ECDSA" and not isinstance(key, ec.EllipticCurvePublicKey):
+                    raise HostKeyMalformed("ECDSA key data is not an EC SubjectPublicKeyInfo")
+        except ValueError as exc:
+            if isinstance(exc, HostKeyMalformed):
+                raise
+            raise HostKeyMalformed(f"{name} key data does not decode: {exc}") from exc
+        return name, key
+
+    # -- the checks -----------------------------------------------------------------------------
+    def verify(
+        self,
+        certificates: Sequence[bytes],
+        *,
+        expect_peer_id: str | None = None,
+        at: datetime | None = None,
+    ) -> Verdict:
+        at = at or datetime.now(UTC)
+        now = int(at.timestamp())
+        run = _Run()
+        verdict = Verdict(False, None, "", validation_time=at.astimezone(UTC).isoformat())
+        try:
+            self._checks(certificates, expect_peer_id, now, run, verdict)
+            verdict.accepted = True
+            verdict.detail = "all checks passed"
+        except Reject as r:
+            verdict.error = r.code
+            verdict.detail = r.detail
+        verdict.checks = run.checks
+        verdict.flags = run.flags
+        verdict.signature_verifications = run.sigs
+        return verdict
+
+    def _checks(self, certificates: Sequence[bytes], expect_peer_id: str | None, now: int,
+                run: _Run, verdict: Verdict) -> None:
+        checks = run.checks
+        # 1. one strict-DER X.509 v3 certificate
+        checks.append("structure")
+        if not certificates:
+            raise Reject("malformed_certificate", "no certificate presented")
+        try:
+            cert = parse_certificate(certificates[0])
+            key = self._spki_key(cert.spki)
+        except (DERError, ValueError, TypeError) as exc:
+            raise Reject("malformed_certificate", str(exc)) from None
+        # 2. exactly one certificate
+        checks.append("chain_length")
+        if len(certificates) != 1:
+            raise Reject("chain_length", f"{len(certificates)} certificates presented, not 1")
+        # 3. validity
+        checks.append("validity")
+        if now < cert.not_before:
+            raise Reject("not_yet_valid", f"notBefore {_iso(cert.not_before)} is in the future")
+        if now > cert.not_after:
+            raise Reject("expired", f"notAfter {_iso(cert.not_after)} has passed")
+        # 4. a supported scheme that pairs with the key
+        checks.append("signature_scheme")
+        scheme = self._scheme(cert.signature_algorithm, key, run)
+        verdict.signature_scheme = scheme.name
+        # 5. inner and outer algorithm agree
+        checks.append("signature_algorithm_match")
+        if cert.tbs_signature_algorithm != cert.signature_algorithm:
+            raise Reject("signature_algorithm_mismatch",
+                         "tbsCertificate.signature differs from signatureAlgorithm")
+        # 6. the self-signature
+        checks.append("self_signature")
+        run.sigs += 1
+        try:
+            key.verify(cert.signature, cert.tbs, *scheme.verify_args)  # type: ignore[arg-type, union-attr]
+        except (InvalidSignature, ValueError):
+            raise Reject("certificate_signature_invalid",
+                         f"the {scheme.name} self-signature does not verify") from None
+        self._name_flags(cert, run)
+        # 7. critical extensions
+        checks.append("critical_extensions")
+        for ext in cert.extensions:
+            if ext.critical and ext.oid != LIBP2P_OID:
+                if ext.oid not in UNDERSTOOD_CRITICAL:
+                    raise Reject("unknown_critical_extension",
+                                 f"critical extension {ext.oid} is not understood")
+                _flag(run, "critical-known-extension")
+        # 8, 9. the libp2p extension, exactly once
+        checks.append("extension_present")
+        found = [e for e in cert.extensions if e.oid == LIBP2P_OID]
+        if not found:
+            raise Reject("extension_missing", "no libp2p Public Key Extension")
+        checks.append("extension_unique")
+        if len(found) > 1:
+            raise Reject("extension_duplicate",
+                         f"the libp2p extension appears {len(found)} times")
+        if found[0].critical:
+            _flag(run, "critical-libp2p-extension")
+        # 10. SignedKey
+        checks.append("signed_key")
+        public_key_pb, host_signature = _signed_key(found[0].value)
+        # 11. the host key
+        checks.append("host_key")
+        try:
+            host_type, host_key = self._host_key(public_key_pb)
+        except HostKeyUnsupported as exc:
+            raise Reject("host_key_unsupported", str(exc)) from None
+        except HostKeyMalformed as exc:
+            raise Reject("host_key_malformed", str(exc)) from None
+        verdict.host_key_type = host_type
+        verdict.peer_id, verdict.peer_id_cid = peer_id_forms(public_key_pb)
+        # 12. the extension signature
+        checks.append("extension_signature")
+        run.sigs += 1
+        message = PREFIX + cert.spki
+        try:
+            if isinstance(host_key, ed25519.Ed25519PublicKey):
+                host_key.verify(host_signature, message)
+            elif isinstance(host_key, ec.EllipticCurvePublicKey):
+                host_key.verify(host_signature, message, ec.ECDSA(hashes.SHA256()))
+                if host_type == "Secp256k1" and _high_s(host_signature):
+                    _flag(run, "high-s-host-signature")
+            elif isinstance(host_key, rsa.RSAPublicKey):
+                host_key.verify(host_signature, message, padding.PKCS1v15(), hashes.SHA256())
+            else:  # pragma: no cover - _decode_host_key returns only these types
+                raise InvalidSignature
+        except (InvalidSignature, ValueError):
+            raise Reject("extension_signature_invalid",
+                         f"the {host_type} host key's signature does not verify") from None
+        # 13. the PeerId the caller expects
+        if expect_peer_id is not None:
+            checks.append("peer_id")
+            if expect_peer_id not in (verdict.peer_id, verdict.peer_id_cid):
+                raise Reject("peer_id_mismatch",
+                             f"expected {expect_peer_id}, the certificate is {verdict.peer_id}")
+
+    def _scheme(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
+        s, e = expect(algorithm, 0, len(algorithm), 0x30, "AlgorithmIdentifier")
+        parts = elements(algorithm, s, e)
+        oid = oid_text(algorithm, parts[0][2], parts[0][3])
+        params = algorithm[parts[1][1] : parts[1][3]] if len(parts) == 2 else None
+        if oid in _WEAK:
+            raise Reject("unsupported_signature_scheme", f"{_WEAK[oid]} is not allowed")
+        if isinstance(key, rsa.RSAPublicKey):
+            if oid in _PKCS1 or oid == PSS_OID:
+                if key.key_size < 2048:
+                    _flag(run, "weak-rsa-key")
+                    raise Reject("unsupported_signature_scheme",
+                                 f"RSA-{key.key_size} is under 2048 bits")
+                if key.key_size > 8192:
+                    raise Reject("unsupported_signature_scheme",
+                                 f"RSA-{key.key_size} is over 8192 bits")
+            if oid in _PKCS1:
+                if params != b"\x05\x00":
+                    raise Reject("unsupported_signature_scheme",
+                                 "RSA PKCS#1 parameters must be NULL")
+                h = _PKCS1[oid]
+                return _Scheme(f"rsa_pkcs1_{h}", (padding.PKCS1v15(), _HASH[h]()))
+            if oid == PSS_OID:
+                h = _pss_hash(params, run)
+                pss = padding.PSS(mgf=padding.MGF1(_HASH[h]()), salt_length=_HASH_LEN[h])
+                return _Scheme(f"rsa_pss_rsae_{h}", (pss, _HASH[h]()))
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            if oid in _ECDSA and params is None:
+                want = _CURVE_SCHEME.get(key.curve.name)
+                if want is None:
+                    raise Reject("unsupported_signature_scheme",
+                                 f"certificate key on unsupported curve {key.curve.name}")
+                if want[0] != _ECDSA[oid]:
+                    raise Reject("unsupported_signature_scheme",
+                                 f"a {key.curve.name} key with {_ECDSA[oid]}: curve and hash "
+                                 "do not pair")
+                if want[1] == "ecdsa_secp521r1_sha512":
+                    _flag(run, "p521-certificate")
+                return _Scheme(want[1], (ec.ECDSA(_HASH[want[0]]()),))
+        elif isinstance(key, ed25519.Ed25519PublicKey):
+            if oid == ED25519_OID and params is None:
+                return _Scheme("ed25519", ())
+        elif isinstance(key, ed448.Ed448PublicKey) and oid == ED448_OID and params is None:
+            _flag(run, "ed448-certificate")
+            return _Scheme("ed448", ())
+        raise Reject("unsupported_signature_scheme",
+                     f"signature algorithm {oid} with a {type(key).__name__.removeprefix('_')} "
+                     "key is not a supported scheme")
+
+    @staticmethod
+    def _name_flags(cert: ParsedCertificate, run: _Run) -> None:
+        if cert.issuer != cert.subject:
+            _flag(run, "issuer-differs-from-subject")
+        if cert.subject == b"\x30\x00" or cert.issuer == b"\x30\x00":
+            _flag(run, "empty-name")
+        if cert.unique_ids:
+            _flag(run, "unique-id-present")
+
+
+def _flag(run: _Run, name: str) -> None:
+    if name not in run.flags:
+        run.flags.append(name)
+
+
+def _iso(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pss_hash(params: bytes | None, run: _Run) -> str:
+    """The hash of RSASSA-PSS-params that are exactly MGF1 over the same hash, salt = hLen."""
+    bad = Reject("unsupported_signature_scheme",
+                 "RSA-PSS parameters are not MGF1 with the same hash and salt = hash length")
+    if params is None:
+        raise bad
+    try:
+        s, e = expect(params, 0, len(params), 0x30, "RSASSA-PSS-params")
+        fields = {t: (cs, ce) for t, _, cs, ce in elements(params, s, e)}
+        if set(fields) != {0xA0, 0xA1, 0xA2}:
+            raise bad
+        h = _digest_algorithm(params, *fields[0xA0])
+        ms, me = expect(params, fields[0xA1][0], fields[0xA1][1], 0x30, "maskGenAlgorithm")
+        mgf = elements(params, ms, me)
+        if (len(mgf) != 2 or mgf[0][0] != 0x06
+                or oid_text(params, mgf[0][2], mgf[0][3]) != MGF1_OID
+                or _digest_algorithm(params, mgf[1][1], mgf[1][3]) != h):
+            raise bad
+        ss, se = expect(params, fields[0xA2][0], fields[0xA2][1], 0x02, "saltLength")
+        salt = integer(params, ss, se)
+    except DERError:
+        raise bad from None
+    if salt != _HASH_LEN[h]:
+        _flag(run, "pss-salt-length")
+        raise Reject("unsupported_signature_scheme",
+                     f"RSA-PSS salt length {salt}, not the {h} length {_HASH_LEN[h]}")
+    return h
+
+
+def _digest_algorithm(buf: bytes, start: int, end: int) -> str:
+    s, e = expect(buf, start, end, 0x30, "hash AlgorithmIdentifier")
+    parts = elements(buf, s, e)
+    if len(parts) != 2 or buf[parts[1][1] : parts[1][3]] != b"\x05\x00":
+        raise DERError("hash AlgorithmIdentifier parameters must be NULL")
+    h = _HASH_OID.get(oid_text(buf, parts[0][2], parts[0][3]))
+    if h is None:
+        raise DERError("unsupported PSS hash")
+    return h
+
+
+def _signed_key(value: bytes) -> tuple[bytes, bytes]:
+    try:
+        s, e = expect(value, 0, len(value), 0x30, "SignedKey")
+        if e != len(value):
+            raise DERError("bytes after SignedKey")
+        parts = elements(value, s, e)
+        if len(parts) != 2 or parts[0][0] != 0x04 or parts[1][0] != 0x04:
+            raise DERError("SignedKey is not { OCTET STRING, OCTET STRING }")
+    except DERError as exc:
+        raise Reject("extension_malformed", str(exc)) from None
+    return value[parts[0][2] : parts[0][3]], value[parts[1][2] : parts[1][3]]
+
+
+def _high_s(signature: bytes) -> bool:
+    try:
+        s, e = expect(signature, 0, len(signature), 0x30, "ECDSA signature")
+        parts = elements(signature, s, e)
+        _, ss, se = tlv(signature, parts[1][1], e)
+        return integer(signature, ss, se) > SECP256K1_N // 2
+    except (DERError, IndexError):
+        return False
+
+
+def timed(verifier: Verifier, certificates: Sequence[bytes]) -> float:
+    t = time.perf_counter()
+    verifier.verify(certificates)
+    return time.perf_counter() - t
