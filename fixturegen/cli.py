@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.UsageError as exc:
         typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
         return EXIT_USAGE
-    except click.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         typer.echo("fixturegen: interrupted", err=True)
         return 130
     except click.ClickException as exc:

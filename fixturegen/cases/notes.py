@@ -15,4 +15,36 @@ NOTES: dict[str, str] = {
         "The libp2p extension is marked critical. The spec says it MAY be: an implementation "
         "that understands it must not reject the certificate for that."
     ),
+    "issuer-differs-from-subject": (
+        "Signed by its own key, but issuer and subject differ. The spec asks for a valid "
+        "self-signature only; an X.509 library that builds a path may refuse a certificate that "
+        "is not self-issued. Either verdict is conformant; the reference verifier accepts."
+    ),
+    "unique-id-present": (
+        "issuerUniqueID or subjectUniqueID is present. Senders MUST omit them, receivers MAY "
+        "abort: either verdict is conformant; the reference verifier accepts."
+    ),
+    "empty-name": (
+        "Empty subject and issuer. RFC 5280 wants a non-empty issuer, strict X.509 parsers "
+        "reject it, yet several libp2p implementations generated such certificates (the 2022 "
+        "spec vectors are of this kind). The reference verifier accepts."
+    ),
+    "critical-known-extension": (
+        "A standard extension (basicConstraints, keyUsage) is marked critical. An endpoint that "
+        "understands it accepts; one that does not must reject (tls.md). The reference verifier "
+        "understands basicConstraints, keyUsage and extKeyUsage, and accepts."
+    ),
+    "high-s-host-signature": (
+        "A Secp256k1 host signature with s > n/2. ECDSA accepts it; the spec says nothing about "
+        "low-S, but libsecp256k1-based verifiers reject it. The reference verifier accepts."
+    ),
+    "weak-rsa-key": (
+        "An RSA certificate key under 2048 bits. The spec sets no minimum; rust-libp2p requires "
+        "2048..8192 bits. The reference verifier rejects (unsupported_signature_scheme)."
+    ),
+    "pss-salt-length": (
+        "RSA-PSS whose salt length is not the hash length. TLS 1.3's rsa_pss_rsae_* schemes fix "
+        "the salt to the digest length and webpki matches the exact parameters; a generic PSS "
+        "verifier accepts. The reference verifier rejects (unsupported_signature_scheme)."
+    ),
 }

@@ -1,0 +1,158 @@
+"""Borderline cases where the spec leaves room (``acceptable``), and valid cases that are easy
+to get wrong. Each acceptable case's flag says what an implementation may do and why; the
+reference verifier's own verdict is its ``error`` (None: it accepts)."""
+
+from __future__ import annotations
+
+from fixturegen.cases.context import BuildContext
+from fixturegen.cases.model import Built, case
+from fixturegen.cases.mutate import host_signature, with_libp2p_value
+from fixturegen.certs import der
+from fixturegen.certs.builder import EMPTY_NAME, OID_COMMON_NAME, OID_ORGANIZATION, name
+from fixturegen.certs.extension import extension, signed_key
+from fixturegen.certs.schemes import SigningAlgorithm
+from fixturegen.identity.hostkey import SECP256K1_ORDER, flip_s
+
+P256 = "ecdsa_secp256r1_sha256"
+TLS = "tls.md: Peer Authentication"
+BASIC_CONSTRAINTS = "2.5.29.19"
+KEY_USAGE = "2.5.29.15"
+EXT_KEY_USAGE = "2.5.29.37"
+SUBJECT_ALT_NAME = "2.5.29.17"
+SUBJECT_KEY_ID = "2.5.29.14"
+
+
+def _basic_constraints(critical: bool) -> bytes:
+    return extension(BASIC_CONSTRAINTS, der.sequence(), critical)  # cA FALSE (DEFAULT)
+
+
+def _key_usage(critical: bool) -> bytes:
+    return extension(KEY_USAGE, der.bit_string(b"\x80", unused_bits=7), critical)  # digitalSig
+
+
+@case("acceptable.issuer-differs-from-subject", "acceptable",
+      flags=("issuer-differs-from-subject",), rule=f"{TLS}: the certificate is self-signed")
+def issuer_differs(ctx: BuildContext) -> Built:
+    """Signed by its own key, but issuer and subject differ (self-signed, not self-issued). The
+    spec only asks for a valid self-signature; an implementation that also requires issuer =
+    subject rejects it."""
+    d = ctx.draft(issuer=name((OID_ORGANIZATION, "fixturegen"), (OID_COMMON_NAME, "other CA")))
+    return ctx.built(d, P256)
+
+
+@case("acceptable.subject-unique-id", "acceptable", flags=("unique-id-present",),
+      rule=f"{TLS}: senders MUST omit subjectUniqueId; receivers MAY abort")
+def subject_unique_id(ctx: BuildContext) -> Built:
+    """subjectUniqueID [2] is present. Senders must omit it; receivers may abort or ignore it."""
+    d = ctx.draft()
+    return ctx.built(d.but(subject_unique_id=der.implicit_primitive(2, b"\x00\x01\x02")), P256)
+
+
+@case("acceptable.issuer-unique-id", "acceptable", flags=("unique-id-present",),
+      rule=f"{TLS}: senders MUST omit issuerUniqueId; receivers MAY abort")
+def issuer_unique_id(ctx: BuildContext) -> Built:
+    """issuerUniqueID [1] is present. Senders must omit it; receivers may abort or ignore it."""
+    d = ctx.draft()
+    return ctx.built(d.but(issuer_unique_id=der.implicit_primitive(1, b"\x00\x01\x02")), P256)
+
+
+@case("acceptable.empty-subject-and-issuer", "acceptable", flags=("empty-name",),
+      rule="RFC 5280 4.1.2.4: issuer MUST be non-empty; the 2022 spec vectors have empty names")
+def empty_names(ctx: BuildContext) -> Built:
+    """Empty subject and issuer, as several implementations generated in 2022 (and the 2022 spec
+    vectors have). Strict X.509 parsers reject empty issuers; libp2p verifiers accept them."""
+    return ctx.built(ctx.draft(subject=EMPTY_NAME), P256)
+
+
+@case("acceptable.critical-basic-constraints", "acceptable", flags=("critical-known-extension",),
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
+def critical_basic_constraints(ctx: BuildContext) -> Built:
+    """basicConstraints (cA false) marked critical: understood by X.509 verifiers, possibly
+    unknown to a minimal libp2p verifier, which then must reject."""
+    return ctx.built(ctx.draft(extra_extensions=(_basic_constraints(True),)), P256)
+
+
+@case("acceptable.critical-key-usage", "acceptable", flags=("critical-known-extension",),
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
+def critical_key_usage(ctx: BuildContext) -> Built:
+    """keyUsage (digitalSignature) marked critical: understood by some verifiers, unknown to
+    others."""
+    return ctx.built(ctx.draft(extra_extensions=(_key_usage(True),)), P256)
+
+
+@case("acceptable.high-s-secp256k1", "acceptable", flags=("high-s-host-signature",),
+      rule="peer-ids.md: Secp256k1 (silent on low-S)")
+def high_s(ctx: BuildContext) -> Built:
+    """The Secp256k1 host signature is the high-S twin (r, n - s) of a valid low-S signature.
+    The spec is silent on low-S; Bitcoin-derived verifiers (libsecp256k1) reject high S."""
+    host = ctx.host("Secp256k1")
+    d = ctx.draft(host=host)
+    sig = flip_s(host_signature(host, d), SECP256K1_ORDER)
+    return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, sig)), P256)
+
+
+@case("acceptable.rsa-1024", "acceptable", "unsupported_signature_scheme",
+      flags=("weak-rsa-key",), rule="tls.md is silent on key sizes; rust-libp2p wants 2048..8192")
+def rsa_1024(ctx: BuildContext) -> Built:
+    """An RSA-1024 certificate key (rsa_pkcs1_sha256). The spec sets no minimum size; the
+    reference verifier, like rust-libp2p, rejects RSA under 2048 bits."""
+    return ctx.built(ctx.draft("rsa_pkcs1_sha256", cert_kind="rsa-1024"), "rsa_pkcs1_sha256")
+
+
+def _pss_salt(salt: int):  # type: ignore[no-untyped-def]
+    def build(ctx: BuildContext) -> Built:
+        """RSA-PSS with SHA-256 and a salt length other than the hash length."""
+        algorithm = SigningAlgorithm("rsa_pss", "sha256", salt_length=salt)
+        d = ctx.draft("rsa_pss_rsae_sha256", algorithm=algorithm, cert_kind="rsa-2048",
+                      cert_source="fixed")
+        return ctx.built(d, "rsa_pss_rsae_sha256")
+
+    return build
+
+
+for _salt in (0, 20):
+    case(f"acceptable.pss-salt-length-{_salt}", "acceptable", "unsupported_signature_scheme",
+         flags=("pss-salt-length",),
+         rule="RFC 8446 4.2.3: rsa_pss_rsae_* salt length = digest length")(
+        _pss_salt(_salt))
+
+
+# -- valid, but easy to get wrong ----------------------------------------------------------------
+@case("valid.libp2p-extension-not-first", "valid", rule=f"{TLS}: other extensions MAY be present")
+def extension_not_first(ctx: BuildContext) -> Built:
+    """The libp2p extension is the last of three (after subjectKeyIdentifier and a non-critical
+    basicConstraints)."""
+    d = ctx.draft()
+    ski = extension(SUBJECT_KEY_ID, der.octet_string(bytes(range(20))))
+    return ctx.built(d.but(extensions=(ski, _basic_constraints(False), d.tbs.extensions[0])), P256)
+
+
+@case("valid.libp2p-extension-among-others", "valid",
+      rule=f"{TLS}: unknown non-critical extensions MUST be ignored")
+def extension_among_others(ctx: BuildContext) -> Built:
+    """A non-critical libp2p extension between non-critical keyUsage, extKeyUsage, a
+    subjectAltName and an extension of an unknown private OID."""
+    d = ctx.draft()
+    eku = extension(EXT_KEY_USAGE, der.sequence(der.oid("1.3.6.1.5.5.7.3.1"),
+                                                der.oid("1.3.6.1.5.5.7.3.2")))
+    san = extension(SUBJECT_ALT_NAME, der.sequence(der.tlv(0x82, b"libp2p.example")))
+    unknown = extension("1.3.6.1.4.1.53594.99.2", der.octet_string(b"ignored"))
+    exts = (_key_usage(False), eku, d.tbs.extensions[0], san, unknown)
+    return ctx.built(d.but(extensions=exts), P256)
+
+
+@case("valid.ecdsa-short-integers", "valid",
+      rule="X.690: a DER INTEGER is minimal, so r or s may be shorter than the curve size")
+def ecdsa_short_integers(ctx: BuildContext) -> Built:
+    """A P-256 certificate whose ECDSA self-signature has an r or s of at most 31 bytes (a
+    DER INTEGER shorter than the curve size: implementations that expect 32 bytes fail)."""
+    for attempt in range(100_000):
+        subject = name((OID_ORGANIZATION, "fixturegen"),
+                       (OID_COMMON_NAME, f"libp2p TLS fixture {attempt}"))
+        d = ctx.draft(subject=subject)
+        sig = d.signature()
+        r_len, s_len = sig[3], sig[5 + sig[3]]
+        if min(r_len, s_len) <= 31:
+            return ctx.built(d, P256)
+    raise RuntimeError("no short ECDSA integer found")  # pragma: no cover
+

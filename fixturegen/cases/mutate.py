@@ -1,0 +1,43 @@
+"""Small, explicit mutations that the invalid catalogue applies to a valid draft."""
+
+from __future__ import annotations
+
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+from fixturegen.certs import der
+from fixturegen.certs.builder import Draft, assemble
+from fixturegen.certs.extension import LIBP2P_EXTENSION_OID, extension, handshake_message
+from fixturegen.identity.hostkey import HostKey
+
+
+def corrupt(signature: bytes) -> bytes:
+    """Flip one bit of the last byte: inside ``s`` for DER ECDSA, inside S for EdDSA."""
+    return signature[:-1] + bytes([signature[-1] ^ 0x01])
+
+
+def with_corrupted_self_signature(d: Draft) -> bytes:
+    tbs = d.tbs_der()
+    return assemble(tbs, d.algorithm.algorithm_identifier(), corrupt(d.signature(tbs)))
+
+
+def host_signature(host: HostKey, d: Draft) -> bytes:
+    """A correct host-key signature for this draft's certificate key."""
+    return host.sign(handshake_message(d.cert_key.spki))
+
+
+def with_libp2p_value(d: Draft, value: bytes, critical: bool = False) -> Draft:
+    """The draft with its libp2p extension's extnValue replaced (then re-signed by .sign())."""
+    ext = extension(LIBP2P_EXTENSION_OID, value, critical)
+    return d.but(extensions=(ext, *d.tbs.extensions[1:]))
+
+
+def raw_ecdsa(signature: bytes, size: int) -> bytes:
+    """The IEEE P1363 form r || s (what WebCrypto produces) of a DER ECDSA signature."""
+    r, s = decode_dss_signature(signature)
+    return r.to_bytes(size, "big") + s.to_bytes(size, "big")
+
+
+def ber_outer_length(certificate: bytes) -> bytes:
+    """The certificate with its outer SEQUENCE length in a non-minimal (BER) long form."""
+    _, start, _ = der.split_tlv(certificate)
+    return der.ber_long_length(0x30, certificate[start:])
