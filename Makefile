@@ -1,0 +1,36 @@
+# fixturegen: `make fixtures` builds the corpus, `make test` runs the whole test suite.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+OUT    ?= out
+
+.PHONY: fixtures test test-fast test-slow lint bench clean distclean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,lint]'
+	touch $(STAMP)
+
+fixtures: $(STAMP)
+	$(VENV)/bin/fixturegen generate --out $(OUT)
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -n 2 -m slow
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(PY) -m fixturegen.bench
+
+clean:
+	rm -rf $(OUT) .$(OUT).tmp-* .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

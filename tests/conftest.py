@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixturegen.output.writer import generate
+
+VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "libp2p-spec-vectors.json"
+if not VECTORS.exists():  # CI lays shared/ beside the clone
+    VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "vectors" / VECTORS.name
+
+
+@pytest.fixture(scope="session")
+def vectors() -> dict[str, Any]:
+    return json.loads(VECTORS.read_text())
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default corpus, generated once per test process (checked by the verifier)."""
+    from fixturegen.cli import corpus_check
+
+    out = tmp_path_factory.mktemp("corpus") / "out"
+    generate(out, check=corpus_check)
+    return out
+
+
+@pytest.fixture(scope="session")
+def manifest(corpus: Path) -> dict[str, Any]:
+    return json.loads((corpus / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def fixtures(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["id"]: f for f in manifest["fixtures"]}

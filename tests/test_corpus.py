@@ -1,0 +1,191 @@
+"""The generated corpus, checked from the outside (tests/outside.py), not with the generator's
+own encoders."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+from fixturegen.cases import CATALOGUE, NOTES
+from fixturegen.certs.schemes import SCHEMES
+from fixturegen.output.manifest import manifest_schema
+from fixturegen.output.writer import generate
+from tests import outside
+
+ROOT = Path(__file__).resolve().parents[1]
+SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+
+
+def accepted(fixtures: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [f for f in fixtures.values() if f["expected"]["error"] is None]
+
+
+def test_manifest_validates_against_its_schema(corpus: Path, manifest: dict[str, Any]) -> None:
+    schema = json.loads((corpus / "manifest.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(manifest, schema)
+    broken = json.loads(json.dumps(manifest))
+    broken["fixtures"][0]["expected"]["result"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_shipped_schema_is_the_generated_one(corpus: Path) -> None:
+    shipped = json.loads((ROOT / "fixturegen" / "schemas" / "manifest.schema.json").read_text())
+    assert shipped == manifest_schema() == json.loads((corpus / "manifest.schema.json").read_text())
+
+
+def test_every_case_is_in_the_manifest_once(manifest: dict[str, Any]) -> None:
+    ids = [f["id"] for f in manifest["fixtures"]]
+    assert ids == [c.id for c in CATALOGUE] and len(set(ids)) == len(ids)
+    for f in manifest["fixtures"]:
+        for flag in f["flags"]:
+            assert flag in manifest["notes"] and manifest["notes"][flag] == NOTES[flag]
+
+
+def test_file_hashes_match(corpus: Path, manifest: dict[str, Any]) -> None:
+    for f in manifest["fixtures"]:
+        data = (corpus / f["path"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"], f["id"]
+        assert hashlib.sha512(data).hexdigest() == f["sha512"], f["id"]
+        assert (corpus / f["certificate_key_path"]).read_bytes().startswith(
+            b"-----BEGIN PRIVATE KEY-----")
+
+
+def test_matrix_is_complete(fixtures: dict[str, dict[str, Any]]) -> None:
+    seen = {(f["certificate"]["signature_scheme"], f["host_key"]["type"],
+             f["certificate"]["key"]["source"])
+            for fid, f in fixtures.items() if fid.startswith("matrix.")}
+    assert seen == {(s, h, src) for s in SCHEMES for h in ("RSA", "Ed25519", "Secp256k1", "ECDSA")
+                    for src in ("fixed", "throwaway")}
+    crit = [f for f in fixtures.values() if f["certificate"]["extension_critical"]]
+    assert {f["certificate"]["signature_scheme"] for f in crit} == set(SCHEMES)
+
+
+def test_valid_fixtures_from_the_outside(corpus: Path, fixtures: dict[str, dict[str, Any]]
+                                         ) -> None:
+    """Strict parse, self-signature with the declared scheme, extension signature over
+    prefix + SPKI, PeerId, names, validity window, serial, critical extensions."""
+    checked = 0
+    for f in accepted(fixtures):
+        cert = x509.load_der_x509_certificate((corpus / f["path"]).read_bytes())
+        assert cert.version == x509.Version.v3
+        outside.verify_self_signature(cert, f["certificate"]["signature_scheme"])
+        outside.verify_extension_signature(cert)
+        pb, _ = outside.signed_key(cert)
+        assert pb.hex() == f["host_key"]["public_key_protobuf_hex"]
+        assert outside.peer_id(pb) == f["expected"]["peer_id"], f["id"]
+        assert 0 < cert.serial_number < 2 ** 159
+        assert int(f["certificate"]["serial"], 16) == cert.serial_number
+        if not f["id"].startswith("acceptable."):
+            assert cert.issuer == cert.subject and len(cert.subject) > 0
+            assert cert.not_valid_before_utc <= datetime(2000, 1, 1, tzinfo=UTC)
+            assert cert.not_valid_after_utc >= datetime(2999, 12, 31, 23, 59, 59, tzinfo=UTC)
+            critical = [e.oid for e in cert.extensions if e.critical]
+            assert critical in ([], [outside.LIBP2P_OID]), f["id"]
+            assert bool(critical) == f["certificate"]["extension_critical"]
+        checked += 1
+    assert checked >= 100
+
+
+def test_secp256k1_host_signatures_in_the_valid_set_are_low_s(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    found = 0
+    for f in fixtures.values():
+        if f["host_key"]["type"] != "Secp256k1" or f["expected"]["result"] != "valid":
+            continue
+        _, sig = outside.signed_key(x509.load_der_x509_certificate(
+            (corpus / f["path"]).read_bytes()))
+        assert decode_dss_signature(sig)[1] <= SECP256K1_N // 2, f["id"]
+        found += 1
+    assert found >= 18
+
+
+def test_pss_fixtures_use_hash_length_salts(corpus: Path, fixtures: dict[str, dict[str, Any]]
+                                            ) -> None:
+    for f in fixtures.values():
+        if f["certificate"]["signature_scheme"].startswith("rsa_pss") and \
+                f["expected"]["result"] == "valid":
+            cert = x509.load_der_x509_certificate((corpus / f["path"]).read_bytes())
+            params = cert.signature_algorithm_parameters
+            h = cert.signature_hash_algorithm
+            assert h is not None
+            # a PSS verifier told the exact salt length accepts it
+            outside.verify_self_signature(cert, f["certificate"]["signature_scheme"])
+            assert params is not None
+
+
+def test_invalid_samples_from_the_outside(corpus: Path, fixtures: dict[str, dict[str, Any]]
+                                          ) -> None:
+    def load(fid: str) -> x509.Certificate:
+        return x509.load_der_x509_certificate((corpus / fixtures[fid]["path"]).read_bytes())
+
+    for host in ("ed25519", "secp256k1", "ecdsa", "rsa"):
+        cert = load(f"invalid.extension-signature-corrupted.{host}")
+        outside.verify_self_signature(cert, "ecdsa_secp256r1_sha256")  # still valid
+        with pytest.raises(InvalidSignature):
+            outside.verify_extension_signature(cert)
+    for scheme in SCHEMES:
+        cert = load(f"invalid.self-signature-corrupted.{scheme}")
+        outside.verify_extension_signature(cert)  # still valid
+        with pytest.raises(InvalidSignature):
+            outside.verify_self_signature(cert, scheme)
+    for fid in ("invalid.extension-signature.other-host-key", "invalid.extension-signature.replayed",
+                "invalid.extension-signature.no-prefix"):
+        cert = load(fid)
+        outside.verify_self_signature(cert, "ecdsa_secp256r1_sha256")
+        with pytest.raises(InvalidSignature):
+            outside.verify_extension_signature(cert)
+    assert load("invalid.expired").not_valid_after_utc < datetime(2001, 1, 1, tzinfo=UTC)
+    assert load("invalid.not-yet-valid").not_valid_before_utc >= datetime(3000, 1, 1, tzinfo=UTC)
+    raw = (corpus / fixtures["invalid.trailing-bytes"]["path"]).read_bytes()
+    with pytest.raises(ValueError):
+        x509.load_der_x509_certificate(raw)
+    outside.verify_self_signature(x509.load_der_x509_certificate(raw[:-2]),
+                                  "ecdsa_secp256r1_sha256")
+    chain = fixtures["invalid.two-certificates"]["chain"]
+    assert len(chain) == 2
+    for rel in chain:
+        c = x509.load_der_x509_certificate((corpus / rel).read_bytes())
+        outside.verify_self_signature(c, "ecdsa_secp256r1_sha256")
+        outside.verify_extension_signature(c)
+    high = load("acceptable.high-s-secp256k1")
+    outside.verify_extension_signature(high)  # ECDSA itself accepts high S
+    assert decode_dss_signature(outside.signed_key(high)[1])[1] > SECP256K1_N // 2
+    short = load("valid.ecdsa-short-integers")
+    r, s = decode_dss_signature(short.signature)
+    assert min(r, s) < 2 ** 248
+    assert isinstance(short.public_key(), ec.EllipticCurvePublicKey)
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path, corpus: Path) -> None:
+    again = tmp_path / "again"
+    generate(again, workers=1)  # serial here, parallel in the session corpus
+    other = tmp_path / "other"
+    generate(other, seed="another seed")
+    files = sorted(p.relative_to(corpus) for p in corpus.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for rel in files:
+        assert (corpus / rel).read_bytes() == (again / rel).read_bytes(), rel
+    certs = [rel for rel in files if rel.parts[0] == "certs"]
+    differ = [rel for rel in certs if (corpus / rel).read_bytes() != (other / rel).read_bytes()]
+    assert differ == certs  # every fixture has a seed-derived host key
+    assert (corpus / "keys/matrix.ed25519.ed25519.fixed.pem").read_bytes() == (
+        other / "keys/matrix.ed25519.ed25519.fixed.pem").read_bytes()
+
+
+def test_random_mode_is_fresh_and_marked(tmp_path: Path) -> None:
+    a = generate(tmp_path / "a", seed=None, only="matrix.ed25519.*")
+    b = generate(tmp_path / "b", seed=None, only="matrix.ed25519.*")
+    assert a.reproducible is False and a.seed is None
+    assert [f.sha256 for f in a.fixtures] != [f.sha256 for f in b.fixtures]
