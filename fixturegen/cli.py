@@ -7,6 +7,7 @@ unwritable folder, an unreadable manifest). Errors are one line on standard erro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from datetime import UTC, datetime
@@ -63,11 +64,15 @@ def generate(
         total = len(select(only))
     except OutputError as exc:
         fail(str(exc))
-    with typer.progressbar(length=total, label="building", file=sys.stderr) as bar:
+    with contextlib.ExitStack() as stack:
+        progress = None
+        if sys.stderr.isatty():
+            bar = stack.enter_context(
+                typer.progressbar(length=total, label="building", file=sys.stderr))
+            progress = lambda: bar.update(1)  # noqa: E731
         try:
             manifest = run(out, seed=None if random else seed, only=only,
-                           progress=lambda: bar.update(1), check=corpus_check,
-                           workers=jobs or None)
+                           progress=progress, check=corpus_check, workers=jobs or None)
         except OutputError as exc:
             fail(str(exc))
         except FixedKeyError as exc:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
@@ -140,8 +140,8 @@ class Verifier:
                 if key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo) != spki:
                     raise ValueError("not the canonical DER of this key")
                 cached = key
-            except (ValueError, TypeError) as exc:
-                cached = exc
+            except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+                cached = ValueError(f"the public key does not decode: {exc}")
             if len(self._keys) >= self._cache_size:
                 self._keys.clear()
             self._keys[spki] = cached
@@ -182,9 +182,9 @@ class Verifier:
                     raise HostKeyMalformed("RSA key data is not an RSA SubjectPublicKeyInfo")
                 if name == "ECDSA" and not isinstance(key, ec.EllipticCurvePublicKey):
                     raise HostKeyMalformed("ECDSA key data is not an EC SubjectPublicKeyInfo")
-        except ValueError as exc:
-            if isinstance(exc, HostKeyMalformed):
-                raise
+        except HostKeyMalformed:
+            raise
+        except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
             raise HostKeyMalformed(f"{name} key data does not decode: {exc}") from exc
         return name, key
 

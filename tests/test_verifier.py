@@ -1,0 +1,180 @@
+"""The reference verifier: spec vectors, the corpus, proof counting, independence, robustness."""
+
+from __future__ import annotations
+
+import ast
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fixturegen.verify import ERROR_CODES, Verifier
+from fixturegen.verify.manifest_check import check_manifest
+from fixturegen.verify.x509 import parse_certificate
+
+ROOT = Path(__file__).resolve().parents[1]
+#: One valid fixture per scheme family, for the bit-flip checks.
+FAMILIES = ["matrix.ecdsa_secp256r1_sha256.ed25519.fixed", "matrix.rsa_pkcs1_sha256.ecdsa-p256.fixed",
+            "matrix.rsa_pss_rsae_sha256.secp256k1.fixed", "matrix.ed25519.rsa-2048.fixed"]
+#: The check that each error code belongs to.
+CHECK_OF = {
+    "malformed_certificate": "structure", "chain_length": "chain_length",
+    "not_yet_valid": "validity", "expired": "validity",
+    "unsupported_signature_scheme": "signature_scheme",
+    "signature_algorithm_mismatch": "signature_algorithm_match",
+    "certificate_signature_invalid": "self_signature",
+    "unknown_critical_extension": "critical_extensions",
+    "extension_missing": "extension_present", "extension_duplicate": "extension_unique",
+    "extension_malformed": "signed_key", "host_key_malformed": "host_key",
+    "host_key_unsupported": "host_key", "extension_signature_invalid": "extension_signature",
+    "peer_id_mismatch": "peer_id",
+}
+
+
+def test_spec_vectors(vectors: dict[str, Any]) -> None:
+    v = Verifier()
+    for t in vectors["tls_certificates"]:
+        verdict = v.verify([bytes.fromhex(t["certificate_der_hex"])])
+        if t["expected"]["result"] == "valid":
+            assert verdict.accepted, (t["id"], verdict.detail)
+            assert verdict.peer_id == t["expected"]["peer_id"]
+            assert verdict.signature_verifications == 2
+        else:
+            assert verdict.error == "extension_signature_invalid", t["id"]
+
+
+def test_the_corpus_agrees_with_its_manifest(corpus: Path) -> None:
+    problems, count = check_manifest(corpus / "manifest.json")
+    assert problems == [] and count > 150
+
+
+def test_each_proof_is_checked_once_and_the_first_failure_is_the_verdict(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    v = Verifier()
+    order = list(CHECK_OF.values())
+    for f in fixtures.values():
+        certs = [(corpus / p).read_bytes() for p in f["chain"]]
+        verdict = v.verify(certs, expect_peer_id=f["expect_peer_id"])
+        if verdict.accepted:
+            assert verdict.signature_verifications == 2, f["id"]
+        else:
+            assert verdict.checks[-1] == CHECK_OF[verdict.error], f["id"]
+            ran = [c for c in verdict.checks]
+            assert ran == sorted(ran, key=order.index)
+            # signatures are verified only by the two signature checks, once each
+            assert verdict.signature_verifications == sum(
+                c in ("self_signature", "extension_signature") for c in verdict.checks)
+
+
+def test_caches_do_not_change_verdicts(corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    warm = Verifier()
+    for f in list(fixtures.values()) * 2:
+        certs = [(corpus / p).read_bytes() for p in f["chain"]]
+        a = warm.verify(certs, expect_peer_id=f["expect_peer_id"])
+        b = Verifier().verify(certs, expect_peer_id=f["expect_peer_id"])
+        assert (a.error, a.peer_id, a.flags) == (b.error, b.peer_id, b.flags)
+
+
+def test_validation_time(corpus: Path) -> None:
+    der = (corpus / "certs/matrix.ed25519.ed25519.fixed.der").read_bytes()
+    v = Verifier()
+    assert v.verify([der], at=datetime(1998, 12, 31, tzinfo=UTC)).error == "not_yet_valid"
+    assert v.verify([der], at=datetime(3000, 1, 1, 0, 0, 1, tzinfo=UTC)).error == "expired"
+    assert v.verify([der], at=datetime(2500, 6, 1, tzinfo=UTC)).accepted
+
+
+def test_verifier_does_not_import_the_generator() -> None:
+    for path in (ROOT / "fixturegen" / "verify").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for n in names:
+                if n.startswith("fixturegen"):
+                    assert n.startswith("fixturegen.verify"), f"{path.name} imports {n}"
+
+
+def _flips(der: bytes, step: int) -> list[bytes]:
+    out = []
+    for bit in range(0, len(der) * 8, step):
+        b = bytearray(der)
+        b[bit // 8] ^= 1 << (bit % 8)
+        out.append(bytes(b))
+    return out
+
+
+@pytest.mark.parametrize("fid", FAMILIES)
+def test_sampled_bit_flips_are_rejected(corpus: Path, fid: str) -> None:
+    der = (corpus / f"certs/{fid}.der").read_bytes()
+    v = Verifier()
+    for flipped in _flips(der, 13):
+        assert not v.verify([flipped]).accepted
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fid", FAMILIES)
+def test_every_bit_flip_is_rejected(corpus: Path, fid: str) -> None:
+    der = (corpus / f"certs/{fid}.der").read_bytes()
+    v = Verifier()
+    for flipped in _flips(der, 1):
+        verdict = v.verify([flipped])
+        assert not verdict.accepted and verdict.error in ERROR_CODES
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2048))
+def test_random_bytes_are_rejected_without_raising(data: bytes) -> None:
+    verdict = Verifier().verify([data])
+    assert not verdict.accepted and verdict.error in ERROR_CODES
+
+
+@st.composite
+def mutated(draw: st.DrawFn, corpus: Path) -> tuple[str, bytes]:
+    fid = draw(st.sampled_from(FAMILIES + ["matrix.ecdsa_secp384r1_sha384.secp256k1.throwaway"]))
+    der = bytearray((corpus / f"certs/{fid}.der").read_bytes())
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["set", "insert", "delete", "truncate", "splice"]))
+        pos = draw(st.integers(0, len(der) - 1))
+        if kind == "set":
+            der[pos] = draw(st.integers(0, 255))
+        elif kind == "insert":
+            der[pos:pos] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "delete":
+            del der[pos : pos + draw(st.integers(1, 8))]
+        elif kind == "truncate":
+            del der[pos:]
+        else:
+            der[pos:pos] = der[draw(st.integers(0, len(der) - 1)):][:32]
+        if not der:
+            der = bytearray(b"\x30")
+    return fid, bytes(der)
+
+
+def test_structure_aware_mutations_never_raise_or_change_identity(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    v = Verifier()
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mutated(corpus))
+    def check(case: tuple[str, bytes]) -> None:
+        fid, der = case
+        verdict = v.verify([der])
+        assert verdict.error in ERROR_CODES or verdict.accepted
+        if verdict.accepted:  # only a no-op mutation can be accepted, with the same identity
+            assert verdict.peer_id == fixtures[fid]["expected"]["peer_id"]
+
+    check()
+
+
+def test_parser_is_strict_about_der(corpus: Path) -> None:
+    der = (corpus / "certs/matrix.ed25519.ed25519.fixed.der").read_bytes()
+    parse_certificate(der)
+    for bad in (der + b"\x00", der[:-1], b"\x30\x80" + der[2:]):
+        with pytest.raises(ValueError):
+            parse_certificate(bad)
