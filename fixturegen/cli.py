@@ -57,8 +57,9 @@ def generate(
     jobs: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
 ) -> None:
     """Build the corpus, check it with the reference verifier, then replace OUT."""
-    from fixturegen.output.writer import CheckFailed, OutputError, generate as run, select
     from fixturegen.keys.fixed import FixedKeyError
+    from fixturegen.output.writer import CheckFailed, OutputError, select
+    from fixturegen.output.writer import generate as run
 
     try:
         total = len(select(only))

@@ -57,7 +57,8 @@ def test_verify_json_takes_thousands_of_paths(corpus: Path,
 def test_bad_inputs_are_reported_per_input(tmp_path: Path) -> None:
     (tmp_path / "empty.der").write_bytes(b"")
     (tmp_path / "garbage.der").write_bytes(b"\xde\xad\xbe\xef" * 50)
-    (tmp_path / "bad.pem").write_text("-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n")
+    (tmp_path / "bad.pem").write_text(
+        "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n")
     args = ["verify", "--json", str(tmp_path / "empty.der"), str(tmp_path / "garbage.der"),
             str(tmp_path), str(tmp_path / "missing.der"), str(tmp_path / "bad.pem")]
     p = run(*args)

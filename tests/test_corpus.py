@@ -140,8 +140,8 @@ def test_invalid_samples_from_the_outside(corpus: Path, fixtures: dict[str, dict
         outside.verify_extension_signature(cert)  # still valid
         with pytest.raises(InvalidSignature):
             outside.verify_self_signature(cert, scheme)
-    for fid in ("invalid.extension-signature.other-host-key", "invalid.extension-signature.replayed",
-                "invalid.extension-signature.no-prefix"):
+    for fid in ("invalid.extension-signature.other-host-key",
+                "invalid.extension-signature.replayed", "invalid.extension-signature.no-prefix"):
         cert = load(fid)
         outside.verify_self_signature(cert, "ecdsa_secp256r1_sha256")
         with pytest.raises(InvalidSignature):

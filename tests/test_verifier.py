@@ -17,8 +17,12 @@ from fixturegen.verify.x509 import parse_certificate
 
 ROOT = Path(__file__).resolve().parents[1]
 #: One valid fixture per scheme family, for the bit-flip checks.
-FAMILIES = ["matrix.ecdsa_secp256r1_sha256.ed25519.fixed", "matrix.rsa_pkcs1_sha256.ecdsa-p256.fixed",
-            "matrix.rsa_pss_rsae_sha256.secp256k1.fixed", "matrix.ed25519.rsa-2048.fixed"]
+FAMILIES = [
+    "matrix.ecdsa_secp256r1_sha256.ed25519.fixed",
+    "matrix.rsa_pkcs1_sha256.ecdsa-p256.fixed",
+    "matrix.rsa_pss_rsae_sha256.secp256k1.fixed",
+    "matrix.ed25519.rsa-2048.fixed",
+]
 #: The check that each error code belongs to.
 CHECK_OF = {
     "malformed_certificate": "structure", "chain_length": "chain_length",
@@ -136,7 +140,7 @@ def test_random_bytes_are_rejected_without_raising(data: bytes) -> None:
 
 @st.composite
 def mutated(draw: st.DrawFn, corpus: Path) -> tuple[str, bytes]:
-    fid = draw(st.sampled_from(FAMILIES + ["matrix.ecdsa_secp384r1_sha384.secp256k1.throwaway"]))
+    fid = draw(st.sampled_from([*FAMILIES, "matrix.ecdsa_secp384r1_sha384.secp256k1.throwaway"]))
     der = bytearray((corpus / f"certs/{fid}.der").read_bytes())
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["set", "insert", "delete", "truncate", "splice"]))

@@ -41,7 +41,8 @@ class BuildContext:
              ) -> HostKey:
         return HostKey(self.throwaway(kind or HOST_KINDS[host_type], role))
 
-    def bytes(self, purpose: str, n: int) -> bytes:
+    def derived(self, purpose: str, n: int) -> bytes:
+        """``n`` bytes derived from the seed, this fixture and ``purpose``."""
         return stream(self.seed, self.fixture_id, purpose, n)
 
     def draft(
@@ -62,7 +63,7 @@ class BuildContext:
         kind = cert_kind or (named.key_kind if named else "p256")
         salt = b""
         if algorithm.family == "rsa_pss":
-            salt = self.bytes("pss-salt", algorithm.pss_salt_length)
+            salt = self.derived("pss-salt", algorithm.pss_salt_length)
         return draft(
             self.key(kind, cert_source),
             algorithm,

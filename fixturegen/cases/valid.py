@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fixturegen.cases.context import HOST_KINDS, BuildContext
-from fixturegen.cases.model import Built, Case, register
+from fixturegen.cases.model import Built, Case, Result, register
 from fixturegen.certs.schemes import SCHEMES
 from fixturegen.keys import Source
 
@@ -28,7 +28,7 @@ def _matrix_case(scheme: str, host_type: str, source: Source, critical: bool = F
 def _register_matrix() -> None:
     for scheme in SCHEMES.values():
         flag = scheme.borderline_flag
-        result = "acceptable" if flag else "valid"
+        result: Result = "acceptable" if flag else "valid"
         flags = (flag,) if flag else ()
         for host_type in HOST_KINDS:
             for source in ("fixed", "throwaway"):
@@ -40,7 +40,7 @@ def _register_matrix() -> None:
                         f"extension for a throwaway {host_type} host key."
                     ),
                     result=result, flags=flags, rule=RULE,
-                    build=_matrix_case(scheme.name, host_type, source),  # type: ignore[arg-type]
+                    build=_matrix_case(scheme.name, host_type, source),
                 ))
         register(Case(
             id=f"critical.{scheme.name}",
@@ -52,15 +52,15 @@ def _register_matrix() -> None:
             build=_matrix_case(scheme.name, "Ed25519", "fixed", critical=True),
         ))
     for bits in (3072, 4096):
-        for scheme in ("rsa_pkcs1_sha256", "rsa_pss_rsae_sha384"):
+        for rsa_scheme in ("rsa_pkcs1_sha256", "rsa_pss_rsae_sha384"):
             register(Case(
-                id=f"rsa-size.{scheme}.rsa-{bits}",
+                id=f"rsa-size.{rsa_scheme}.rsa-{bits}",
                 description=(
-                    f"A valid certificate signed with {scheme} by the fixed RSA-{bits} key "
+                    f"A valid certificate signed with {rsa_scheme} by the fixed RSA-{bits} key "
                     "(rust-libp2p accepts moduli of 2048 to 8192 bits)."
                 ),
                 result="valid", rule=RULE,
-                build=_matrix_case(scheme, "Ed25519", "fixed", cert_kind=f"rsa-{bits}"),
+                build=_matrix_case(rsa_scheme, "Ed25519", "fixed", cert_kind=f"rsa-{bits}"),
             ))
     register(Case(
         id="host-ecdsa-p384",

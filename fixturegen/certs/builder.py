@@ -99,7 +99,7 @@ class Draft:
 
     def sign(self, outer_algorithm: bytes | None = None) -> bytes:
         tbs = self.tbs_der()
-        outer = self.algorithm.algorithm_identifier() if outer_algorithm is None else outer_algorithm
+        outer = outer_algorithm or self.algorithm.algorithm_identifier()
         return assemble(tbs, outer, self.signature(tbs))
 
 

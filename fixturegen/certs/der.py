@@ -130,7 +130,7 @@ def children(data: bytes) -> list[bytes]:
     _, pos, end = split_tlv(data)
     out = []
     while pos < end:
-        _, cs, ce = split_tlv(data, pos)
+        _, _cs, ce = split_tlv(data, pos)
         out.append(data[pos:ce])
         pos = ce
     return out

@@ -58,11 +58,11 @@ class HostKey:
     def data(self) -> bytes:
         """The ``Data`` field of the protobuf ``PublicKey``."""
         if self.type == "Ed25519":
-            return self.pair.private.public_key().public_bytes(  # type: ignore[union-attr]
+            return self.pair.private.public_key().public_bytes(
                 serialization.Encoding.Raw, serialization.PublicFormat.Raw
             )
         if self.type == "Secp256k1":
-            return self.pair.private.public_key().public_bytes(  # type: ignore[union-attr]
+            return self.pair.private.public_key().public_bytes(
                 serialization.Encoding.X962, serialization.PublicFormat.CompressedPoint
             )
         return self.pair.spki

@@ -74,7 +74,8 @@ def render_case(case_id: str, seed: bytes) -> Rendered:
     c = case_by_id(case_id)
     built = c.build(BuildContext(seed, c.id))
     d = built.draft
-    paths = [f"certs/{c.id}.der"] + [f"certs/{c.id}.{i}.der" for i in range(2, len(built.files) + 1)]
+    paths = [f"certs/{c.id}.der"]
+    paths += [f"certs/{c.id}.{i}.der" for i in range(2, len(built.files) + 1)]
     key_path = f"keys/{c.id}.pem"
     leaf = built.files[0]
     serial_tlv = d.tbs.serial

@@ -85,7 +85,8 @@ def integer(buf: bytes, start: int, end: int) -> int:
     if start == end:
         raise DERError("empty INTEGER")
     if end - start > 1 and (
-        (buf[start] == 0 and buf[start + 1] < 0x80) or (buf[start] == 0xFF and buf[start + 1] >= 0x80)
+        (buf[start] == 0 and buf[start + 1] < 0x80)
+        or (buf[start] == 0xFF and buf[start + 1] >= 0x80)
     ):
         raise DERError("non-minimal INTEGER (BER, not DER)")
     return int.from_bytes(buf[start:end], "big", signed=True)

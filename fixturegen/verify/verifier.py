@@ -42,7 +42,9 @@ UNDERSTOOD_CRITICAL = {
     "2.5.29.37": "extKeyUsage",
 }
 
-_HASH = {"sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
+_HASH: dict[str, type[hashes.SHA256 | hashes.SHA384 | hashes.SHA512]] = {
+    "sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512,
+}
 _HASH_OID = {
     "2.16.840.1.101.3.4.2.1": "sha256",
     "2.16.840.1.101.3.4.2.2": "sha384",

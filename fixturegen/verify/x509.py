@@ -12,7 +12,6 @@ from fixturegen.verify.der import (
     integer,
     oid_text,
     time_seconds,
-    tlv,
 )
 
 LIBP2P_OID = "1.3.6.1.4.1.53594.1.1"
