@@ -59,7 +59,23 @@ def elements(buf: bytes, start: int, end: int) -> list[tuple[int, int, int, int]
     return out
 
 
+_OIDS: dict[bytes, str] = {}
+
+
 def oid_text(buf: bytes, start: int, end: int) -> str:
+    """The dotted form of an OBJECT IDENTIFIER's content (memoised: few distinct OIDs recur)."""
+    raw = buf[start:end]
+    known = _OIDS.get(raw)
+    if known is not None:
+        return known
+    text = _oid_text(raw)
+    if len(_OIDS) < 4096:
+        _OIDS[raw] = text
+    return text
+
+
+def _oid_text(buf: bytes) -> str:
+    start, end = 0, len(buf)
     if start == end:
         raise DERError("empty OBJECT IDENTIFIER")
     arcs: list[int] = []

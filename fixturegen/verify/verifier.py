@@ -29,6 +29,7 @@ from fixturegen.verify.identity import (
     HostKeyMalformed,
     HostKeyUnsupported,
     decode_public_key,
+    peer_id,
     peer_id_forms,
 )
 from fixturegen.verify.x509 import LIBP2P_OID, ParsedCertificate, parse_certificate
@@ -86,13 +87,20 @@ class Verdict:
     error: str | None
     detail: str
     peer_id: str | None = None
-    peer_id_cid: str | None = None
+    #: The host key's protobuf, once decoded (the CID form is derived from it on demand).
+    public_key_protobuf: bytes | None = None
     host_key_type: str | None = None
     signature_scheme: str | None = None
     validation_time: str = ""
     checks: list[str] = field(default_factory=list)
     signature_verifications: int = 0
     flags: list[str] = field(default_factory=list)
+
+    @property
+    def peer_id_cid(self) -> str | None:
+        if self.public_key_protobuf is None:
+            return None
+        return peer_id_forms(self.public_key_protobuf)[1]
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -132,6 +140,8 @@ class Verifier:
         self._keys: dict[bytes, PublicKeyTypes | Exception] = {}
         self._host: dict[bytes, tuple[str, PublicKeyTypes] | Exception] = {}
         self._cache_size = cache_size
+        self._schemes: dict[tuple[bytes, tuple[object, ...]], tuple[_Scheme | Reject, list[str]]
+                            ] = {}
 
     # -- key decoding, each distinct key once -------------------------------------------------
     def _spki_key(self, spki: bytes) -> PublicKeyTypes:
@@ -285,7 +295,8 @@ class Verifier:
         except HostKeyMalformed as exc:
             raise Reject("host_key_malformed", str(exc)) from None
         verdict.host_key_type = host_type
-        verdict.peer_id, verdict.peer_id_cid = peer_id_forms(public_key_pb)
+        verdict.peer_id = peer_id(public_key_pb)
+        verdict.public_key_protobuf = public_key_pb
         # 12. the extension signature
         checks.append("extension_signature")
         run.sigs += 1
@@ -312,6 +323,29 @@ class Verifier:
                              f"expected {expect_peer_id}, the certificate is {verdict.peer_id}")
 
     def _scheme(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
+        """The scheme of (algorithm, key shape), classified once per distinct pair."""
+        if isinstance(key, rsa.RSAPublicKey):
+            shape: tuple[object, ...] = ("rsa", key.key_size)
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            shape = ("ec", key.curve.name)
+        else:
+            shape = (type(key),)
+        memo = self._schemes.get((algorithm, shape))
+        if memo is None:
+            probe = _Run()
+            try:
+                memo = (self._classify(algorithm, key, probe), probe.flags)
+            except Reject as r:
+                memo = (r, probe.flags)
+            self._schemes[(algorithm, shape)] = memo
+        result, flags = memo
+        for f in flags:
+            _flag(run, f)
+        if isinstance(result, Reject):
+            raise Reject(result.code, result.detail)
+        return result
+
+    def _classify(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
         s, e = expect(algorithm, 0, len(algorithm), 0x30, "AlgorithmIdentifier")
         parts = elements(algorithm, s, e)
         oid = oid_text(algorithm, parts[0][2], parts[0][3])

@@ -39,6 +39,17 @@ class ParsedCertificate:
     extensions: list[Extension]
 
 
+#: Encodings already proven well-formed (names, algorithm identifiers, validities): most
+#: certificates share them byte for byte, so each is walked once. Bounded.
+_GOOD: dict[bytes, tuple[int, int] | None] = {}
+
+
+def _remember(raw: bytes, value: tuple[int, int] | None = None) -> None:
+    if len(_GOOD) >= 8192:
+        _GOOD.clear()
+    _GOOD[raw] = value
+
+
 def _name(buf: bytes, start: int, end: int) -> None:
     """Name ::= SEQUENCE OF SET OF SEQUENCE { type OID, value ANY } (values not interpreted)."""
     for tag, _, s, e in elements(buf, start, end):
@@ -62,10 +73,13 @@ def _name(buf: bytes, start: int, end: int) -> None:
 
 def _algorithm(buf: bytes, pos: int, end: int, what: str) -> int:
     s, e = expect(buf, pos, end, 0x30, what)
+    if buf[pos:e] in _GOOD:
+        return e
     parts = elements(buf, s, e)
     if not 1 <= len(parts) <= 2 or parts[0][0] != 0x06:
         raise DERError(f"{what}: not an AlgorithmIdentifier")
     oid_text(buf, parts[0][2], parts[0][3])
+    _remember(buf[pos:e])
     return e
 
 
@@ -105,19 +119,27 @@ def parse_certificate(buf: bytes) -> ParsedCertificate:
     tag, ip, is_, ie = next(it)
     if tag != 0x30:
         raise DERError("issuer is not a Name")
-    _name(buf, is_, ie)
-    tag, _, vs, ve = next(it)
+    if buf[ip:ie] not in _GOOD:
+        _name(buf, is_, ie)
+        _remember(buf[ip:ie])
+    tag, vp, vs, ve = next(it)
     if tag != 0x30:
         raise DERError("validity is not a SEQUENCE")
-    times = elements(buf, vs, ve)
-    if len(times) != 2:
-        raise DERError("validity is not { notBefore, notAfter }")
-    not_before = time_seconds(buf, times[0][0], times[0][2], times[0][3])
-    not_after = time_seconds(buf, times[1][0], times[1][2], times[1][3])
+    window = _GOOD.get(buf[vp:ve])
+    if window is None:
+        times = elements(buf, vs, ve)
+        if len(times) != 2:
+            raise DERError("validity is not { notBefore, notAfter }")
+        window = (time_seconds(buf, times[0][0], times[0][2], times[0][3]),
+                  time_seconds(buf, times[1][0], times[1][2], times[1][3]))
+        _remember(buf[vp:ve], window)
+    not_before, not_after = window
     tag, sp, subs, sube = next(it)
     if tag != 0x30:
         raise DERError("subject is not a Name")
-    _name(buf, subs, sube)
+    if buf[sp:sube] not in _GOOD:
+        _name(buf, subs, sube)
+        _remember(buf[sp:sube])
     tag, kp, ks, ke = next(it)
     if tag != 0x30:
         raise DERError("subjectPublicKeyInfo is not a SEQUENCE")
