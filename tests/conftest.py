@@ -8,9 +8,8 @@ import pytest
 
 from fixturegen.output.writer import generate
 
+#: shared/ lies beside the checkout, for developers and CI alike.
 VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "libp2p-spec-vectors.json"
-if not VECTORS.exists():  # CI lays shared/ beside the clone
-    VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "vectors" / VECTORS.name
 
 
 @pytest.fixture(scope="session")
