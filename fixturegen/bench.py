@@ -150,6 +150,44 @@ def bench_verification(root: Path, manifest: dict[str, Any]) -> dict[str, float]
             "floor": t_floor}
 
 
+def bench_transcripts(root: Path, data: dict[str, Any]) -> dict[str, float]:
+    from fixturegen.verify.transcript import TranscriptChecker
+
+    vectors = [v for v in data["vectors"] if v["expected"]["error"] is None]
+    items = [((root / v["certificate_path"]).read_bytes(), v["context"], v["signature_scheme"],
+              v["code_point"], bytes.fromhex(v["transcript_hash"]), bytes.fromhex(v["signature"]))
+             for v in vectors]
+    checker = TranscriptChecker()
+    for it in items:  # the certificates, verified once (the first two proofs)
+        checker.verify(*it)
+
+    def run() -> None:
+        for it in items:
+            checker.verify(*it)
+
+    bare_items = []
+    for der, ctx, scheme, _, th, sig in items:
+        key = x509.load_der_x509_certificate(der).public_key()
+        content = b"\x20" * 64 + f"TLS 1.3, {ctx} CertificateVerify".encode() + b"\x00" + th
+        h = scheme.rsplit("_", 1)[-1]
+        hs: dict[str, type[hashes.SHA256 | hashes.SHA384 | hashes.SHA512]] = {
+            "sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
+        if isinstance(key, rsa.RSAPublicKey):
+            args: tuple[Any, ...] = (padding.PSS(padding.MGF1(hs[h]()), hs[h]().digest_size),
+                                     hs[h]())
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            args = (ec.ECDSA(hs[h]()),)
+        else:
+            args = ()
+        bare_items.append((key, sig, content, args))
+
+    def bare() -> None:
+        for key, sig, content, args in bare_items:
+            key.verify(sig, content, *args)  # type: ignore[union-attr]
+
+    return {"n": len(items), "verifier": _best(run, 7), "floor": _best(bare, 7)}
+
+
 def _proofs(der: bytes) -> tuple[tuple[Any, bytes, bytes, tuple[Any, ...]], ...]:
     """The two proofs of a certificate, keys loaded, ready for bare verify() calls."""
     from fixturegen.verify.identity import decode_public_key
@@ -203,6 +241,7 @@ def main() -> None:
         out = Path(tmp) / "out"
         generate(out)
         r = bench_verification(out, json.loads((out / "manifest.json").read_text()))
+        t = bench_transcripts(out, json.loads((out / "transcripts.json").read_text()))
     print("\nverification (a fresh Verifier per round; each distinct key decoded once):")
     print(f"  whole corpus  {r['all_n'] / r['all']:8.0f} certificates/s ({r['all_n']} fixtures)")
     print(f"  accepted set  {r['accepted_n'] / r['accepted']:8.0f} certificates/s "
@@ -210,6 +249,10 @@ def main() -> None:
     print(f"  floor         {r['accepted_n'] / r['floor']:8.0f} certificates/s "
           "(bare verify() calls, keys preloaded)")
     print(f"  ratio to floor {r['accepted'] / r['floor']:.2f} (target: at most 1.5)")
+    print("\ntranscript vectors (certificates already verified, as in a handshake's third proof):")
+    print(f"  verifier      {t['n'] / t['verifier']:8.0f} vectors/s ({t['n']} valid vectors)")
+    print(f"  floor         {t['n'] / t['floor']:8.0f} vectors/s (bare CertificateVerify checks)")
+    print(f"  ratio to floor {t['verifier'] / t['floor']:.2f} (target: at most 1.3)")
 
 
 if __name__ == "__main__":

@@ -87,8 +87,13 @@ def generate(
 
 def corpus_check(staged: Path, manifest: object) -> str | None:
     from fixturegen.verify.manifest_check import check_manifest, format_table
+    from fixturegen.verify.transcript import TranscriptChecker, check_transcripts
+    from fixturegen.verify.verifier import Verifier
 
-    problems, _ = check_manifest(staged / "manifest.json")
+    verifier = Verifier()
+    problems, _ = check_manifest(staged / "manifest.json", verifier)
+    if (staged / "transcripts.json").exists():
+        problems += check_transcripts(staged / "transcripts.json", TranscriptChecker(verifier))[0]
     return format_table(problems) if problems else None
 
 
@@ -144,6 +149,8 @@ def verify(
                   ] = None,
     manifest: Annotated[Path | None, typer.Option(help="Check a corpus against its manifest.")
                         ] = None,
+    transcripts: Annotated[Path | None, typer.Option(
+        help="Check CertificateVerify vectors and proof sets (out/transcripts.json).")] = None,
 ) -> None:
     """Verify certificates as a strict libp2p TLS peer would, and explain the verdict."""
     from fixturegen.verify import Verifier
@@ -151,8 +158,8 @@ def verify(
     from fixturegen.verify.manifest_check import ManifestError, check_manifest, format_table
 
     moment = parse_time(at)
-    if manifest is None and not paths:
-        fail("give certificate files, or --manifest FILE")
+    if manifest is None and transcripts is None and not paths:
+        fail("give certificate files, --manifest FILE or --transcripts FILE")
     verifier = Verifier()
     status = EXIT_OK
     if manifest is not None:
@@ -166,6 +173,19 @@ def verify(
             status = EXIT_FAIL
         else:
             typer.echo(f"all {count} fixtures agree with {manifest}")
+    if transcripts is not None:
+        from fixturegen.verify.transcript import TranscriptChecker, check_transcripts
+
+        try:
+            tproblems, tcount = check_transcripts(transcripts, TranscriptChecker(verifier))
+        except ManifestError as exc:
+            fail(str(exc))
+        if tproblems:
+            typer.echo(format_table(tproblems))
+            typer.echo(f"{len(tproblems)} disagreements in {tcount} vectors and proof sets")
+            status = EXIT_FAIL
+        else:
+            typer.echo(f"all {tcount} vectors and proof sets agree with {transcripts}")
     for path in paths or []:
         try:
             certs = read_certificates(path)

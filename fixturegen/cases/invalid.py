@@ -294,12 +294,13 @@ def secp256k1_uncompressed(ctx: BuildContext) -> Built:
 
 
 # -- the extension signature ---------------------------------------------------------------------
-def _corrupted_extension_signature(host_type: str) -> Callable[[BuildContext], Built]:
+def _corrupted_extension_signature(host_type: str, scheme: str = P256
+                                   ) -> Callable[[BuildContext], Built]:
     def build(ctx: BuildContext) -> Built:
         host = ctx.host(host_type)
-        d = ctx.draft(host=host)
+        d = ctx.draft(scheme, cert_source="fixed", host=host)
         v = signed_key(host.protobuf, corrupt(host_signature(host, d)))
-        return ctx.built(with_libp2p_value(d, v), P256)
+        return ctx.built(with_libp2p_value(d, v), scheme)
 
     return build
 
@@ -312,6 +313,18 @@ for _host in ("Ed25519", "Secp256k1", "ECDSA", "RSA"):
         description=(f"One bit of the {_host} host key's signature is flipped; the certificate "
                      "is re-signed, so its self-signature is valid."),
         build=_corrupted_extension_signature(_host),
+    ))
+
+
+#: Certificate keys of the handshake proof sets (transcripts): the same fault under each.
+for _scheme in ("ecdsa_secp384r1_sha384", "ed25519", "rsa_pss_rsae_sha256"):
+    register(Case(
+        id=f"invalid.extension-signature-corrupted.cert-{_scheme}", result="invalid",
+        error="extension_signature_invalid", importance="critical",
+        rule=f"{EXT}: the receiver MUST verify the signature",
+        description=(f"A {_scheme} certificate whose Ed25519 host signature has one bit flipped; "
+                     "the self-signature is valid."),
+        build=_corrupted_extension_signature("Ed25519", _scheme),
     ))
 
 

@@ -30,6 +30,11 @@ from fixturegen.output.manifest import (
     manifest_schema,
 )
 from fixturegen.output.render import render_readme
+from fixturegen.output.transcripts import (
+    TRANSCRIPTS_SCHEMA_VERSION,
+    TranscriptsFile,
+    transcripts_schema,
+)
 
 DEFAULT_SEED = "libp2p-fixturegen"
 
@@ -166,7 +171,34 @@ def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
     )
 
 
-def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest) -> None:
+def build_transcripts(rendered: list[Rendered], seed: bytes, seed_text: str | None
+                      ) -> TranscriptsFile:
+    """CertificateVerify vectors and proof sets for the rendered certificates."""
+    from fixturegen.cases import transcripts as tc
+    from fixturegen.keys.derive import derive_private_key
+    from fixturegen.verify.codes import ERROR_CODES
+
+    needed = {i for ids in tc.PROOF_SET_CERTIFICATES.values() for i in ids}
+    certs = [
+        tc.CertificateInput(r.fixture, tc.load_key(dict(r.files)[r.fixture.certificate_key_path]))
+        for r in rendered
+        if r.fixture.expected.error is None or r.fixture.id in needed
+    ]
+    other = derive_private_key("p256", seed, "transcripts/other-key")
+    vectors, proof_sets = tc.build_vectors(seed, certs, other)
+    used = sorted({f for v in vectors for f in v.flags})
+    notes = {**NOTES, **tc.NOTES}
+    return TranscriptsFile(
+        schema_version=TRANSCRIPTS_SCHEMA_VERSION,
+        generator=Generator(name="fixturegen", version=__version__),
+        seed=seed_text, reproducible=seed_text is not None,
+        notes={f: notes[f] for f in used}, error_codes=dict(ERROR_CODES),
+        vectors=vectors, proof_sets=proof_sets,
+    )
+
+
+def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest,
+               transcripts: TranscriptsFile | None = None) -> None:
     (root / "certs").mkdir()
     (root / "keys").mkdir()
     for r in rendered:
@@ -175,6 +207,9 @@ def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest) -> None
     (root / "manifest.json").write_text(dumps(manifest.model_dump(mode="json")))
     (root / "manifest.schema.json").write_text(dumps(manifest_schema()))
     (root / "README.md").write_text(render_readme(manifest))
+    if transcripts is not None:
+        (root / "transcripts.json").write_text(dumps(transcripts.model_dump(mode="json")))
+        (root / "transcripts.schema.json").write_text(dumps(transcripts_schema()))
 
 
 def _replace(out: Path, staged: Path) -> None:
@@ -218,7 +253,8 @@ def generate(
         seed_bytes = seed.encode() if seed is not None else os.urandom(32)
         rendered = render_all(cases, seed_bytes, progress, workers)
         manifest = build_manifest(rendered, seed)
-        write_tree(staged, rendered, manifest)
+        transcripts = build_transcripts(rendered, seed_bytes, seed)
+        write_tree(staged, rendered, manifest, transcripts)
         if check is not None:
             report = check(staged, manifest)
             if report:

@@ -38,6 +38,20 @@ ERROR_CODES: dict[str, str] = {
         "verify"
     ),
     "peer_id_mismatch": "the PeerId of the host key is not the one the caller expects",
+    # TLS 1.3 CertificateVerify (transcript vectors), checked after the certificate:
+    "transcript_malformed": (
+        "a transcript vector field is not what it says: bad hex, a code point that is not the "
+        "scheme's, or signed content that is not 64 spaces, context, 0x00, transcript hash"
+    ),
+    "transcript_scheme_forbidden": (
+        "a scheme TLS 1.3 forbids or this verifier does not support for CertificateVerify "
+        "(RSASSA-PKCS1-v1_5, SHA-1, rsa_pss_pss_*)"
+    ),
+    "transcript_scheme_mismatch": "the scheme does not fit the certificate key (type or curve)",
+    "transcript_signature_invalid": (
+        "the CertificateVerify signature does not verify with the certificate key over the "
+        "content built from the stated context and transcript hash"
+    ),
 }
 
 #: Flags the verifier reports for borderline (``acceptable``) features.

@@ -95,6 +95,8 @@ class Verdict:
     checks: list[str] = field(default_factory=list)
     signature_verifications: int = 0
     flags: list[str] = field(default_factory=list)
+    #: The certificate's public key once decoded (for the CertificateVerify check).
+    certificate_key: PublicKeyTypes | None = field(default=None, repr=False)
 
     @property
     def peer_id_cid(self) -> str | None:
@@ -236,6 +238,7 @@ class Verifier:
             key = self._spki_key(cert.spki)
         except (DERError, ValueError, TypeError) as exc:
             raise Reject("malformed_certificate", str(exc)) from None
+        verdict.certificate_key = key
         # 2. exactly one certificate
         checks.append("chain_length")
         if len(certificates) != 1:

@@ -1,0 +1,59 @@
+"""The model of ``out/transcripts.json`` (TLS 1.3 CertificateVerify vectors and handshake proof
+sets). The JSON Schema is generated from it. Field names are a contract: add, never rename."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from fixturegen.output.manifest import Generator, _Model
+
+TRANSCRIPTS_SCHEMA_VERSION = 1
+
+
+class VectorExpected(_Model):
+    result: Literal["valid", "invalid", "acceptable"]
+    error: str | None = Field(description="The reference verifier's code; null when it accepts")
+
+
+class TranscriptVector(_Model):
+    id: str
+    certificate: str = Field(description="The manifest fixture id of the certificate")
+    certificate_path: str = Field(description="Relative to this file")
+    context: Literal["server", "client"]
+    signature_scheme: str
+    code_point: int
+    transcript_hash: str = Field(description="hex")
+    signed_content: str = Field(description="hex: 64 x 0x20, context string, 0x00, hash")
+    signature: str = Field(description="hex")
+    comment: str
+    flags: list[str]
+    expected: VectorExpected
+
+
+class ProofSet(_Model):
+    id: str
+    sender: Literal["server", "client"]
+    corrupted: Literal["certificate", "extension", "transcript"] | None
+    certificate: str
+    transcript_vector: str
+    expected: VectorExpected
+
+
+class TranscriptsFile(_Model):
+    schema_version: int
+    generator: Generator
+    seed: str | None
+    reproducible: bool
+    notes: dict[str, str]
+    error_codes: dict[str, str]
+    vectors: list[TranscriptVector]
+    proof_sets: list[ProofSet]
+
+
+def transcripts_schema() -> dict[str, object]:
+    schema = TranscriptsFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://github.com/fixturegen/fixturegen/transcripts.schema.json"
+    return schema
