@@ -12,7 +12,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -155,7 +155,7 @@ def verify(
     """Verify certificates as a strict libp2p TLS peer would, and explain the verdict."""
     from fixturegen.verify import Verifier
     from fixturegen.verify.inputs import InputError, read_certificates
-    from fixturegen.verify.manifest_check import ManifestError, check_manifest, format_table
+    from fixturegen.verify.manifest_check import ManifestError, check_manifest
 
     moment = parse_time(at)
     if manifest is None and transcripts is None and not paths:
@@ -167,12 +167,7 @@ def verify(
             problems, count = check_manifest(manifest, verifier, moment)
         except ManifestError as exc:
             fail(str(exc))
-        if problems:
-            typer.echo(format_table(problems))
-            typer.echo(f"{len(problems)} disagreements in {count} fixtures")
-            status = EXIT_FAIL
-        else:
-            typer.echo(f"all {count} fixtures agree with {manifest}")
+        status = max(status, report(problems, count, "fixtures", manifest))
     if transcripts is not None:
         from fixturegen.verify.transcript import TranscriptChecker, check_transcripts
 
@@ -180,12 +175,7 @@ def verify(
             tproblems, tcount = check_transcripts(transcripts, TranscriptChecker(verifier))
         except ManifestError as exc:
             fail(str(exc))
-        if tproblems:
-            typer.echo(format_table(tproblems))
-            typer.echo(f"{len(tproblems)} disagreements in {tcount} vectors and proof sets")
-            status = EXIT_FAIL
-        else:
-            typer.echo(f"all {tcount} vectors and proof sets agree with {transcripts}")
+        status = max(status, report(tproblems, tcount, "vectors and proof sets", transcripts))
     for path in paths or []:
         try:
             certs = read_certificates(path)
@@ -206,6 +196,18 @@ def verify(
         else:
             typer.echo(explain(str(path), verdict))
     raise typer.Exit(status)
+
+
+def report(problems: list[Any], count: int, what: str, source: Path) -> int:
+    """Print a disagreement table (or the all-agree line); the exit status it implies."""
+    from fixturegen.verify.manifest_check import format_table
+
+    if not problems:
+        typer.echo(f"all {count} {what} agree with {source}")
+        return EXIT_OK
+    typer.echo(format_table(problems))
+    typer.echo(f"{len(problems)} disagreements in {count} {what}")
+    return EXIT_FAIL
 
 
 def explain(path: str, verdict: object) -> str:

@@ -83,11 +83,16 @@ class Manifest(_Model):
     fixtures: list[Fixture]
 
 
-def manifest_schema() -> dict[str, object]:
-    schema = Manifest.model_json_schema()
+def json_schema(model: type[BaseModel], name: str) -> dict[str, object]:
+    """The published JSON Schema of a model (draft 2020-12)."""
+    schema = model.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://github.com/fixturegen/fixturegen/manifest.schema.json"
+    schema["$id"] = f"https://github.com/fixturegen/fixturegen/{name}.schema.json"
     return schema
+
+
+def manifest_schema() -> dict[str, object]:
+    return json_schema(Manifest, "manifest")
 
 
 def dumps(data: object) -> str:

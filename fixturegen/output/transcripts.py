@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from fixturegen.output.manifest import Generator, _Model
+from fixturegen.output.manifest import Generator, _Model, json_schema
 
 TRANSCRIPTS_SCHEMA_VERSION = 1
 
@@ -53,7 +53,4 @@ class TranscriptsFile(_Model):
 
 
 def transcripts_schema() -> dict[str, object]:
-    schema = TranscriptsFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://github.com/fixturegen/fixturegen/transcripts.schema.json"
-    return schema
+    return json_schema(TranscriptsFile, "transcripts")
