@@ -8,7 +8,6 @@ at most once per call.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -478,8 +477,3 @@ def _high_s(signature: bytes) -> bool:
     except (DERError, IndexError):
         return False
 
-
-def timed(verifier: Verifier, certificates: Sequence[bytes]) -> float:
-    t = time.perf_counter()
-    verifier.verify(certificates)
-    return time.perf_counter() - t
