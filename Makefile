@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-slow lint bench clean distclean
+.PHONY: fixtures test test-fast test-slow lint bench adapters conformance clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,17 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m fixturegen.bench
+
+# The shipped harness adapters, built from their registries at pinned versions.
+adapters:
+	adapters/build all
+
+# Every shipped adapter over the whole corpus (built first if missing); reports in
+# $(OUT)/conformance/. Divergences are findings: this fails only if something cannot run.
+conformance: $(STAMP) adapters
+	test -f $(OUT)/manifest.json || $(VENV)/bin/fixturegen generate --out $(OUT)
+	$(VENV)/bin/fixturegen harness run --impl all --corpus $(OUT)
+	FIXTUREGEN_CONFORMANCE=$(OUT)/conformance $(PY) -m pytest -m conformance
 
 clean:
 	rm -rf $(OUT) .$(OUT).tmp-* .pytest_cache .mypy_cache .ruff_cache .hypothesis

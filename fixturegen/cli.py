@@ -20,11 +20,13 @@ import typer
 from typer._click import exceptions as click
 
 from fixturegen import __version__
+from fixturegen.harness.commands import harness_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None, help="libp2p TLS certificate fixtures.")
 keys_app = typer.Typer(no_args_is_help=True, help="The fixed keys under keys/.")
 app.add_typer(keys_app, name="keys")
+app.add_typer(harness_app, name="harness")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 

@@ -162,3 +162,20 @@ def check_transcripts(path: Path, checker: TranscriptChecker | None = None
         if got != want:
             problems.append(Disagreement(s["id"], "error", str(want), str(got)))
     return problems, len(vectors) + len(proof_sets)
+
+
+def scheme_name(code_point: int) -> str:
+    """The RFC 8446 name of a SignatureScheme code point (``unknown_0x....`` if none)."""
+    for name, (point, _, _) in _SCHEMES.items():
+        if point == code_point:
+            return name
+    for name, point in _FORBIDDEN.items():
+        if point == code_point:
+            return name
+    return f"unknown_{code_point:#06x}"
+
+
+def transcript_hash_of(context: str, signed_content: bytes) -> bytes:
+    """The transcript hash inside an RFC 8446 4.4.3 signed content (empty if malformed)."""
+    prefix = b"\x20" * 64 + _CONTEXT.get(context, b"?") + b"\x00"
+    return signed_content[len(prefix):] if signed_content.startswith(prefix) else b""

@@ -1,0 +1,106 @@
+// Command adapter is the fixturegen harness adapter for go-libp2p's p2p/security/tls.
+//
+// It reads one JSON request per line on stdin and writes one JSON result per line on stdout
+// (the protocol is in fixturegen's README). Each certificate request runs the
+// VerifyPeerCertificate callback of the tls.Config that (*libp2ptls.Identity).ConfigForPeer
+// builds for a real handshake: the library's own closure parses the raw chain, extracts the
+// host key with PubKeyFromCertChain and matches the expected PeerId. Nothing is re-implemented.
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	ic "github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+)
+
+type request struct {
+	ID           string   `json:"id"`
+	Kind         string   `json:"kind"`
+	Certificates []string `json:"certificates"`
+	ExpectPeerID *string  `json:"expect_peer_id"`
+}
+
+type reply struct {
+	ID      string  `json:"id"`
+	Verdict string  `json:"verdict"`
+	PeerID  *string `json:"peer_id"`
+	Error   *string `json:"error"`
+}
+
+func text(s string) *string { return &s }
+
+func check(identity *libp2ptls.Identity, req request) reply {
+	raw := make([][]byte, len(req.Certificates))
+	for i, c := range req.Certificates {
+		der, err := base64.StdEncoding.DecodeString(c)
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: bad base64: " + err.Error())}
+		}
+		raw[i] = der
+	}
+	var remote peer.ID
+	if req.ExpectPeerID != nil {
+		id, err := peer.Decode(*req.ExpectPeerID)
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: expected PeerId unparsable: " + err.Error())}
+		}
+		remote = id
+	}
+	conf, keyCh := identity.ConfigForPeer(remote)
+	if err := conf.VerifyPeerCertificate(raw, nil); err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
+	}
+	pub, ok := <-keyCh
+	if !ok || pub == nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: no key on the channel")}
+	}
+	id, err := peer.IDFromPublicKey(pub)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("peer.IDFromPublicKey: " + err.Error())}
+	}
+	return reply{ID: req.ID, Verdict: "accept", PeerID: text(id.String())}
+}
+
+func main() {
+	priv, _, err := ic.GenerateEd25519Key(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "adapter: cannot make a local key:", err)
+		os.Exit(3)
+	}
+	identity, err := libp2ptls.NewIdentity(priv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "adapter: cannot make an identity:", err)
+		os.Exit(3)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		line := in.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		var req request
+		var rep reply
+		if err := json.Unmarshal(line, &req); err != nil {
+			rep = reply{Verdict: "skip", Error: text("adapter: unreadable request: " + err.Error())}
+		} else if req.Kind != "" && req.Kind != "certificate" {
+			rep = reply{ID: req.ID, Verdict: "skip", Error: text("go-libp2p has no public API that checks a CertificateVerify (crypto/tls does it inside the handshake)")}
+		} else {
+			rep = check(identity, req)
+		}
+		if err := enc.Encode(rep); err != nil {
+			os.Exit(1)
+		}
+		if err := out.Flush(); err != nil {
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+// fixturegen harness adapter for js-libp2p's @libp2p/tls.
+//
+// Reads one JSON request per line on stdin, writes one JSON result per line on stdout (the
+// protocol is in fixturegen's README). Each certificate goes through the package's exported
+// verifyPeerCertificate(rawCertificate, expectedPeerId) from '@libp2p/tls/utils', the function
+// its TLS encrypter calls in a handshake. That encrypter hands it only the leaf certificate
+// (node's socket.getPeerCertificate().raw), so a chain's extra certificates are not passed:
+// the adapter does what the library does with them.
+import { createInterface } from 'node:readline'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { verifyPeerCertificate } from '@libp2p/tls/utils'
+
+function errorText (err) {
+  if (err == null) return 'unknown error'
+  const name = err.name != null ? `${err.name}: ` : ''
+  return `${name}${err.message ?? String(err)}`
+}
+
+async function check (req) {
+  if (req.kind != null && req.kind !== 'certificate') {
+    return { id: req.id, verdict: 'skip', peer_id: null, error: '@libp2p/tls has no exported API that checks a CertificateVerify (node:tls does it inside the handshake)' }
+  }
+  let expected
+  if (req.expect_peer_id != null) {
+    try {
+      expected = peerIdFromString(req.expect_peer_id)
+    } catch (err) {
+      return { id: req.id, verdict: 'reject', peer_id: null, error: `adapter: expected PeerId unparsable: ${errorText(err)}` }
+    }
+  }
+  const leaf = Buffer.from(req.certificates[0] ?? '', 'base64')
+  try {
+    const peerId = await verifyPeerCertificate(new Uint8Array(leaf), expected)
+    return { id: req.id, verdict: 'accept', peer_id: peerId.toString(), error: null }
+  } catch (err) {
+    return { id: req.id, verdict: 'reject', peer_id: null, error: errorText(err) }
+  }
+}
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
+for await (const line of lines) {
+  if (line.trim() === '') continue
+  let reply
+  try {
+    reply = await check(JSON.parse(line))
+  } catch (err) {
+    reply = { id: '', verdict: 'skip', peer_id: null, error: `adapter: unreadable request: ${errorText(err)}` }
+  }
+  process.stdout.write(JSON.stringify(reply) + '\n')
+}

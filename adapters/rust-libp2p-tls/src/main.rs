@@ -1,0 +1,156 @@
+//! fixturegen harness adapter for rust-libp2p's `libp2p-tls` crate.
+//!
+//! Reads one JSON request per line on stdin and writes one JSON result per line on stdout
+//! (the protocol is in fixturegen's README and `fixturegen/schemas/harness-*.schema.json`).
+//!
+//! Certificates go through the crate's public API, in the order its rustls verifier
+//! (`verify_presented_certs`, crate-private) applies it in a handshake: exactly one certificate,
+//! `libp2p_tls::certificate::parse`, `P2pCertificate::peer_id`, and, when the caller names a
+//! PeerId, the comparison `verify_server_cert` makes. CertificateVerify vectors go through
+//! `parse` and `P2pCertificate::verify_signature`, which is what the crate's
+//! `verify_tls13_signature` does.
+
+use std::io::{self, BufRead, Write};
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use libp2p_identity::PeerId;
+use rustls::pki_types::CertificateDer;
+use rustls::SignatureScheme;
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+struct Request {
+    id: String,
+    #[serde(default = "default_kind")]
+    kind: String,
+    certificates: Vec<String>,
+    #[serde(default)]
+    expect_peer_id: Option<String>,
+    #[serde(default)]
+    signature_scheme: Option<u16>,
+    #[serde(default)]
+    signed_content: Option<String>,
+    #[serde(default)]
+    signature: Option<String>,
+}
+
+fn default_kind() -> String {
+    "certificate".to_string()
+}
+
+#[derive(Serialize)]
+struct Reply {
+    id: String,
+    verdict: &'static str,
+    peer_id: Option<String>,
+    error: Option<String>,
+}
+
+fn accept(id: String, peer_id: Option<String>) -> Reply {
+    Reply { id, verdict: "accept", peer_id, error: None }
+}
+
+fn reject(id: String, error: String) -> Reply {
+    Reply { id, verdict: "reject", peer_id: None, error: Some(error) }
+}
+
+fn decode_chain(req: &Request) -> Result<Vec<Vec<u8>>, String> {
+    req.certificates
+        .iter()
+        .map(|c| B64.decode(c).map_err(|e| format!("adapter: bad base64: {e}")))
+        .collect()
+}
+
+fn check_certificate(req: Request) -> Reply {
+    let chain = match decode_chain(&req) {
+        Ok(chain) => chain,
+        Err(e) => return reject(req.id, e),
+    };
+    // verify_presented_certs: "libp2p-tls requires exactly one certificate".
+    if chain.len() != 1 {
+        return reject(req.id, "libp2p-tls requires exactly one certificate".to_string());
+    }
+    let der = CertificateDer::from(chain[0].as_slice());
+    let cert = match libp2p_tls::certificate::parse(&der) {
+        Ok(cert) => cert,
+        Err(e) => return reject(req.id, format!("{e} ({e:?})")),
+    };
+    let peer_id = cert.peer_id();
+    if let Some(expected) = &req.expect_peer_id {
+        match expected.parse::<PeerId>() {
+            Ok(want) if want == peer_id => {}
+            Ok(_) => {
+                return reject(
+                    req.id,
+                    "invalid peer certificate: ApplicationVerificationFailure (PeerId mismatch)"
+                        .to_string(),
+                )
+            }
+            Err(e) => return reject(req.id, format!("adapter: expected PeerId unparsable: {e}")),
+        }
+    }
+    accept(req.id, Some(peer_id.to_base58()))
+}
+
+fn check_certificate_verify(req: Request) -> Reply {
+    let chain = match decode_chain(&req) {
+        Ok(chain) => chain,
+        Err(e) => return reject(req.id, e),
+    };
+    let (Some(scheme), Some(content), Some(signature)) =
+        (req.signature_scheme, req.signed_content.as_ref(), req.signature.as_ref())
+    else {
+        return reject(req.id, "adapter: certificate_verify request is incomplete".to_string());
+    };
+    let (content, signature) = match (B64.decode(content), B64.decode(signature)) {
+        (Ok(c), Ok(s)) => (c, s),
+        _ => return reject(req.id, "adapter: bad base64".to_string()),
+    };
+    let Some(first) = chain.first() else {
+        return reject(req.id, "adapter: no certificate".to_string());
+    };
+    let der = CertificateDer::from(first.as_slice());
+    let cert = match libp2p_tls::certificate::parse(&der) {
+        Ok(cert) => cert,
+        Err(e) => return reject(req.id, format!("{e} ({e:?})")),
+    };
+    match cert.verify_signature(SignatureScheme::from(scheme), &content, &signature) {
+        Ok(()) => accept(req.id, Some(cert.peer_id().to_base58())),
+        Err(e) => reject(req.id, format!("{e} ({e:?})")),
+    }
+}
+
+fn main() {
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let reply = match serde_json::from_str::<Request>(&line) {
+            Ok(req) => match req.kind.as_str() {
+                "certificate" => check_certificate(req),
+                "certificate_verify" => check_certificate_verify(req),
+                _ => Reply {
+                    id: req.id,
+                    verdict: "skip",
+                    peer_id: None,
+                    error: Some(format!("adapter: unknown request kind {}", req.kind)),
+                },
+            },
+            Err(e) => Reply {
+                id: String::new(),
+                verdict: "skip",
+                peer_id: None,
+                error: Some(format!("adapter: unreadable request: {e}")),
+            },
+        };
+        let text = serde_json::to_string(&reply).expect("a reply serialises");
+        if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+}

@@ -1,0 +1,58 @@
+"""The shipped adapters: where each lives, how it is run, and the exact version it pins.
+
+Each adapter is built from its package registry by ``adapters/build`` (``make adapters``); the
+version below is the one its lock file pins (``tests/test_harness.py`` checks they agree), and
+it is recorded in every results file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ADAPTERS = ROOT / "adapters"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    name: str
+    package: str
+    version: str
+    folder: str
+    command: tuple[str, ...]
+    verifier: str
+    marker: str
+
+    def argv(self) -> list[str]:
+        base = ADAPTERS / self.folder
+        return [str(base / part) if part.startswith("./") else part for part in self.command]
+
+    def built(self) -> bool:
+        """Whether ``adapters/build`` has left what the command needs."""
+        return (ADAPTERS / self.folder / self.marker).exists()
+
+
+SHIPPED: tuple[Adapter, ...] = (
+    Adapter("rust-libp2p", "crates.io libp2p-tls", "0.7.0", "rust-libp2p-tls",
+            ("./target/release/adapter",),
+            "libp2p_tls::certificate::parse, P2pCertificate::peer_id, verify_signature",
+            "target/release/adapter"),
+    Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p",
+            ("./adapter",),
+            "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter"),
+    Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls",
+            ("node", "./adapter.js"),
+            "@libp2p/tls/utils verifyPeerCertificate",
+            "node_modules/@libp2p/tls/package.json"),
+    Adapter("py-libp2p-tls", "PyPI libp2p", "0.8.1", "py-libp2p",
+            ("./.venv/bin/python", "./adapter.py", "tls"),
+            "libp2p.security.tls.certificate.verify_certificate_chain",
+            ".venv/.installed"),
+    Adapter("py-libp2p-quic", "PyPI libp2p", "0.8.1", "py-libp2p",
+            ("./.venv/bin/python", "./adapter.py", "quic"),
+            "libp2p.transport.quic.security.PeerAuthenticator.verify_peer_certificate",
+            ".venv/.installed"),
+)
+
+BY_NAME = {adapter.name: adapter for adapter in SHIPPED}

@@ -1,0 +1,196 @@
+"""``fixturegen harness run | report | diff | list``: the conformance harness on the command line.
+
+Exit codes: 0 the run finished (divergences are findings, not failures); 1 with ``--known``,
+divergences that the known list does not name (for ``diff``: the runs differ); 2 usage errors
+(a bad option, an unreadable corpus, results or known file); 3 an adapter that is not built,
+cannot be started, or answered no case at all. Whatever happens, ``harness run`` writes the
+results of the implementations it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from fixturegen.harness.adapters import BY_NAME, SHIPPED
+from fixturegen.harness.compare import DIVERGENCES
+from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
+from fixturegen.harness.report import write_reports
+from fixturegen.harness.requests import CorpusError, load_cases
+from fixturegen.harness.results import (
+    Known,
+    ResultsError,
+    ResultsFile,
+    diff,
+    load_known,
+    load_results,
+)
+from fixturegen.harness.session import Target, mark_known, results_file, run_target
+
+EXIT_OK, EXIT_NEW, EXIT_USAGE, EXIT_ADAPTER = 0, 1, 2, 3
+
+harness_app = typer.Typer(no_args_is_help=True, help="Run third-party implementations over the "
+                          "corpus and report where they disagree with the spec.")
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    typer.echo(f"fixturegen: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _known(path: Path | None) -> Known:
+    if path is None:
+        return frozenset()
+    try:
+        return load_known(path)
+    except ResultsError as exc:
+        fail(str(exc))
+
+
+def _new_divergences(results: ResultsFile) -> int:
+    return sum(1 for impl in results.implementations for case in impl.cases
+               if case.outcome in DIVERGENCES and not case.known)
+
+
+def _summary(results: ResultsFile) -> None:
+    for impl in results.implementations:
+        c = impl.counts
+        per_case = 1000 * impl.seconds / max(1, len(impl.cases))
+        typer.echo(f"{impl.name} {impl.version}: {len(impl.cases)} cases in {impl.seconds:.2f} s "
+                   f"({per_case:.2f} ms/case): agree {c['agree']}, acceptable {c['acceptable']}, "
+                   f"false_accept {c['false_accept']}, false_reject {c['false_reject']}, "
+                   f"skip {c['skip']}, hang {c['hang']}, crash {c['crash']}, error {c['error']}")
+
+
+@harness_app.command("run")
+def run(
+    command: Annotated[list[str] | None, typer.Argument(
+        help="Your own adapter: everything after '--' is its command line.")] = None,
+    impl: Annotated[list[str] | None, typer.Option(
+        "--impl", help="A shipped adapter (repeatable); 'all' for every one.")] = None,
+    corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")] = Path("out"),
+    out: Annotated[Path | None, typer.Option(
+        help="Where the reports go (default: CORPUS/conformance).")] = None,
+    timeout: Annotated[float, typer.Option(min=0.01, help="Seconds per case before 'hang'.")
+                       ] = DEFAULT_TIMEOUT,
+    startup: Annotated[float, typer.Option(min=0.0, help="Extra seconds for the first case "
+                                           "after the adapter (re)starts.")] = DEFAULT_STARTUP,
+    known: Annotated[Path | None, typer.Option(
+        help="Accepted divergences ('IMPLEMENTATION CASE-ID' per line); exit 1 on new ones."
+    )] = None,
+    transcripts: Annotated[bool, typer.Option(
+        help="Also send the CertificateVerify vectors.")] = True,
+    name: Annotated[str, typer.Option(help="Your adapter's name in the reports.")] = "custom",
+    version: Annotated[str, typer.Option(help="Your adapter's version in the reports.")
+                       ] = "unknown",
+) -> None:
+    """Run implementations over the corpus and write the four reports."""
+    targets: list[Target] = []
+    for wanted in impl or []:
+        names = [a.name for a in SHIPPED] if wanted == "all" else [wanted]
+        for n in names:
+            adapter = BY_NAME.get(n)
+            if adapter is None:
+                fail(f"no shipped adapter {n!r} (known: {', '.join(BY_NAME)}, all)")
+            if not adapter.built():
+                fail(f"adapter {n} is not built: run 'make adapters' (adapters/build {n})",
+                     EXIT_ADAPTER)
+            targets.append(Target(adapter.name, adapter.package, adapter.version,
+                                  adapter.verifier, tuple(adapter.argv())))
+    if command:
+        targets.append(Target(name, "custom", version, "custom adapter", tuple(command)))
+    if not targets:
+        fail("nothing to run: give --impl NAME (or --impl all) or '-- COMMAND ARGS...'")
+    if len({t.name for t in targets}) != len(targets):
+        fail("the same implementation name twice")
+    known_set = _known(known)
+    try:
+        cases = load_cases(corpus, transcripts=transcripts)
+        seed = json.loads((corpus / "manifest.json").read_text()).get("seed")
+    except CorpusError as exc:
+        fail(f"{exc} (build the corpus with 'make fixtures')")
+    folder = out if out is not None else corpus / "conformance"
+    folder.mkdir(parents=True, exist_ok=True)
+    done = []
+    broken: str | None = None
+    for target in targets:
+        typer.echo(f"harness: {target.name} {target.version}: {len(cases)} cases", err=True)
+        try:
+            done.append(run_target(target, cases, timeout=timeout, startup=startup,
+                                   stderr_path=folder / f"{target.name}.stderr.log",
+                                   known=known_set))
+        except AdapterStartError as exc:
+            broken = f"{target.name}: {exc}"
+            break
+        if cases and all(c.outcome in ("hang", "crash", "error") for c in done[-1].cases):
+            broken = (f"{target.name}: answered no case (see "
+                      f"{folder / (target.name + '.stderr.log')})")
+        # Written after every implementation: an interrupted run keeps what it finished.
+        write_reports(results_file(corpus, seed, cases, done), folder)
+    results = results_file(corpus, seed, cases, done)
+    write_reports(results, folder)
+    _summary(results)
+    typer.echo(f"harness: reports in {folder}/ (results.json, junit.xml, summary.md, index.html)",
+               err=True)
+    if broken is not None:
+        fail(broken, EXIT_ADAPTER)
+    if known is not None and (new := _new_divergences(results)):
+        typer.echo(f"harness: {new} divergences not in {known}", err=True)
+        raise typer.Exit(EXIT_NEW)
+
+
+@harness_app.command("report")
+def report(
+    results: Annotated[Path, typer.Argument(help="A results.json.")],
+    out: Annotated[Path | None, typer.Option(help="Where the reports go (default: beside it).")
+                   ] = None,
+    known: Annotated[Path | None, typer.Option(
+        help="Accepted divergences; exit 1 on divergences it does not name.")] = None,
+) -> None:
+    """Re-render the reports from a results file (optionally with a new known list)."""
+    try:
+        loaded = load_results(results)
+    except ResultsError as exc:
+        fail(str(exc))
+    if known is not None:
+        loaded = mark_known(loaded, _known(known))
+    folder = out if out is not None else results.parent
+    write_reports(loaded, folder)
+    _summary(loaded)
+    if known is not None and (new := _new_divergences(loaded)):
+        typer.echo(f"harness: {new} divergences not in {known}", err=True)
+        raise typer.Exit(EXIT_NEW)
+
+
+@harness_app.command("diff")
+def diff_runs(
+    old: Annotated[Path, typer.Argument(help="The earlier results.json.")],
+    new: Annotated[Path, typer.Argument(help="The later results.json.")],
+) -> None:
+    """What changed between two runs (exit 1 when something did)."""
+    try:
+        a, b = load_results(old), load_results(new)
+    except ResultsError as exc:
+        fail(str(exc))
+    lines = diff(a, b)
+    for line in lines:
+        typer.echo(line)
+    if not lines:
+        typer.echo("no change")
+    raise typer.Exit(EXIT_NEW if lines else EXIT_OK)
+
+
+@harness_app.command("list")
+def list_adapters() -> None:
+    """The shipped adapters, their pinned versions and whether they are built."""
+    for a in SHIPPED:
+        state = "built" if a.built() else "not built"
+        typer.echo(f"{a.name:16} {a.package} {a.version:8} {state:9} {a.verifier}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("use: fixturegen harness ...")

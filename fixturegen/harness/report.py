@@ -1,0 +1,144 @@
+"""The four conformance reports, from a results file: results.json, JUnit XML, Markdown, HTML."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from fixturegen.harness.compare import DIVERGENCES, OUTCOMES
+from fixturegen.harness.results import (
+    CaseResult,
+    CatalogueEntry,
+    Implementation,
+    ResultsFile,
+    dump_results,
+    known_text,
+)
+from fixturegen.output.render import TEMPLATES
+
+IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
+FINDING_ORDER = {"false_accept": 0, "false_reject": 1, "crash": 2, "hang": 3, "error": 4}
+FILES = ("results.json", "junit.xml", "summary.md", "index.html", "known-divergences.txt")
+
+
+def findings(impl: Implementation, catalogue: dict[str, CatalogueEntry]) -> list[CaseResult]:
+    """The divergences of one implementation: false accepts first, by importance, then the rest."""
+    found = [c for c in impl.cases if c.outcome in DIVERGENCES]
+    return sorted(found, key=lambda c: (FINDING_ORDER[c.outcome],
+                                        IMPORTANCE_RANK[catalogue[c.id].importance], c.id))
+
+
+def summary_rows(results: ResultsFile) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for impl in results.implementations:
+        row: dict[str, object] = {"name": impl.name, "version": impl.version,
+                                  "cases": len(impl.cases), "seconds": impl.seconds}
+        row.update({o: impl.counts.get(o, 0) for o in OUTCOMES})
+        row["new"] = sum(1 for c in impl.cases if c.outcome in DIVERGENCES and not c.known)
+        rows.append(row)
+    return rows
+
+
+def markdown(results: ResultsFile) -> str:
+    head = ("| implementation | version | cases | agree | acceptable | false accept "
+            "| false reject | skip | hang | crash | error | seconds |")
+    lines = ["# libp2p TLS conformance", "",
+             f"Corpus `{results.corpus}` (seed {results.seed!r}), {results.generator}.", "",
+             head, "|" + "---|" * 12]
+    for r in summary_rows(results):
+        lines.append(
+            f"| {r['name']} | {r['version']} | {r['cases']} | {r['agree']} | {r['acceptable']} "
+            f"| {r['false_accept']} | {r['false_reject']} | {r['skip']} | {r['hang']} "
+            f"| {r['crash']} | {r['error']} | {float(str(r['seconds'])):.1f} |")
+    catalogue = {c.id: c for c in results.catalogue}
+    for impl in results.implementations:
+        found = findings(impl, catalogue)
+        lines += ["", f"## {impl.name} {impl.version}: {len(found)} divergences", ""]
+        for case in found:
+            entry = catalogue[case.id]
+            known = " (known)" if case.known else ""
+            said = case.error if case.error else "no error"
+            lines.append(f"- **{case.outcome}**{known} `{case.id}` "
+                         f"[{entry.importance or '-'}]: {entry.rule}. "
+                         f"Implementation said: {said!r}. File: `{entry.path}`")
+    return "\n".join(lines) + "\n"
+
+
+def junit(results: ResultsFile) -> str:
+    catalogue = {c.id: c for c in results.catalogue}
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>"]
+    for impl in results.implementations:
+        failures = sum(1 for c in impl.cases if c.outcome in DIVERGENCES and not c.known)
+        skipped = sum(1 for c in impl.cases if c.outcome == "skip" or (
+            c.outcome in DIVERGENCES and c.known))
+        out.append(f"  <testsuite name={quoteattr(impl.name)} tests=\"{len(impl.cases)}\" "
+                   f"failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" "
+                   f"time=\"{impl.seconds:.3f}\">")
+        out.append(f"    <properties><property name=\"version\" value={quoteattr(impl.version)}"
+                   "/></properties>")
+        for case in impl.cases:
+            entry = catalogue[case.id]
+            out.append(f"    <testcase classname={quoteattr(impl.name)} name={quoteattr(case.id)} "
+                       f"time=\"{case.seconds:.4f}\">")
+            detail = (f"expected {entry.expected}; verdict {case.verdict}; "
+                      f"error {case.error!r}; rule: {entry.rule}; file: {entry.path}")
+            if case.outcome == "skip":
+                out.append(f"      <skipped message={quoteattr(case.error or 'skipped')}/>")
+            elif case.outcome in DIVERGENCES and case.known:
+                out.append(f"      <skipped message={quoteattr('known ' + case.outcome)}/>")
+            elif case.outcome in DIVERGENCES:
+                out.append(f"      <failure type={quoteattr(case.outcome)} "
+                           f"message={quoteattr(detail)}/>")
+            out.append("    </testcase>")
+        out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+def html(results: ResultsFile) -> str:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
+                      lstrip_blocks=True)
+    catalogue = {c.id: c for c in results.catalogue}
+    by_impl = {impl.name: {c.id: c for c in impl.cases} for impl in results.implementations}
+    return env.get_template("conformance.html.j2").render(
+        r=results, rows=summary_rows(results), catalogue=catalogue, by_impl=by_impl,
+        findings={impl.name: findings(impl, catalogue) for impl in results.implementations},
+        divergences=DIVERGENCES, anchor=anchor)
+
+
+def anchor(impl: str, case: str) -> str:
+    return f"f-{impl}-{case}".replace(".", "-")
+
+
+def _write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
+    """Write each file next to its target, then rename: a reader never sees half a report."""
+    folder.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files:
+            fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            staged.append((Path(tmp_name), folder / name))
+    except BaseException:
+        for staged_tmp, _ in staged:
+            staged_tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)
+
+
+def write_reports(results: ResultsFile, folder: Path) -> None:
+    _write_all(folder, [("results.json", dump_results(results)), ("junit.xml", junit(results)),
+                        ("summary.md", markdown(results)), ("index.html", html(results)),
+                        ("known-divergences.txt", known_text(results))])
+
+
+def write_results_only(results: ResultsFile, folder: Path) -> None:
+    _write_all(folder, [("results.json", dump_results(results))])

@@ -1,0 +1,111 @@
+"""The corpus as harness cases: a request for the adapter and what the manifest expects."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fixturegen.harness.protocol import Request
+
+
+class CorpusError(Exception):
+    """The corpus folder cannot be read as a corpus (no manifest, a missing file)."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    result: str  # valid | invalid | acceptable
+    peer_id: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class HarnessCase:
+    """One request with what the manifest says about it."""
+
+    request: Request
+    expected: Expectation
+    rule: str
+    description: str
+    importance: str | None
+    path: str
+
+    @property
+    def id(self) -> str:
+        return self.request.id
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CorpusError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CorpusError(f"{path} is not a JSON object")
+    return data
+
+
+def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
+    """Every fixture of ``corpus/manifest.json`` and, if asked, every transcript vector."""
+    manifest = _read_json(corpus / "manifest.json")
+    blobs: dict[str, str] = {}
+
+    def blob(rel: str) -> str:
+        if rel not in blobs:
+            try:
+                blobs[rel] = _b64((corpus / rel).read_bytes())
+            except OSError as exc:
+                raise CorpusError(f"cannot read {corpus / rel}: {exc}") from exc
+        return blobs[rel]
+
+    cases: list[HarnessCase] = []
+    fixtures: dict[str, dict[str, Any]] = {}
+    try:
+        for fx in manifest["fixtures"]:
+            fixtures[fx["id"]] = fx
+            key_path = fx.get("certificate_key_path")
+            key = None
+            if key_path and (corpus / key_path).exists():
+                key = (corpus / key_path).read_text()
+            request = Request(id=fx["id"], kind="certificate",
+                              certificates=[blob(p) for p in fx["chain"]],
+                              expect_peer_id=fx.get("expect_peer_id"), certificate_key=key)
+            exp = fx["expected"]
+            cases.append(HarnessCase(request, Expectation(exp["result"], exp.get("peer_id"),
+                                                          exp.get("error")),
+                                     fx["rule"], fx["description"], fx.get("importance"),
+                                     fx["path"]))
+    except (KeyError, TypeError) as exc:
+        raise CorpusError(f"{corpus / 'manifest.json'} is not a fixturegen manifest: {exc}"
+                          ) from exc
+    if not transcripts or not (corpus / "transcripts.json").exists():
+        return cases
+    vectors = _read_json(corpus / "transcripts.json")
+    try:
+        for vec in vectors["vectors"]:
+            fx = fixtures.get(vec["certificate"], {})
+            request = Request(
+                id=vec["id"], kind="certificate_verify",
+                certificates=[blob(vec["certificate_path"])],
+                signature_scheme=int(vec["code_point"]), context=vec["context"],
+                signed_content=_b64(bytes.fromhex(vec["signed_content"])),
+                signature=_b64(bytes.fromhex(vec["signature"])))
+            exp = vec["expected"]
+            cases.append(HarnessCase(
+                request, Expectation(exp["result"], None, exp.get("error")),
+                "RFC 8446 4.4.3 CertificateVerify, with the certificate's key "
+                f"({fx.get('rule', 'tls.md')})",
+                vec["comment"],
+                fx.get("importance") or ("high" if exp["result"] == "invalid" else None),
+                vec["certificate_path"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorpusError(f"{corpus / 'transcripts.json'} is not a transcripts file: {exc}"
+                          ) from exc
+    return cases

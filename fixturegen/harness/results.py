@@ -1,0 +1,149 @@
+"""results.json: the contract other tools read, and the accepted-divergence (known) list.
+
+``implementations`` is a list of {``name``, ``version``, ``cases``: [{``id``, ``verdict``,
+``peer_id``, ``error``, ``outcome``}]} (plus a few more fields each); ``catalogue`` carries what
+the manifest says about every case, so that a report can be rendered from the file alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fixturegen.harness.compare import Outcome
+from fixturegen.output.manifest import json_schema
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CaseResult(_Model):
+    id: str = Field(description="The manifest's fixture id, or the transcript vector's id")
+    verdict: Literal["accept", "reject", "skip"] | None = Field(
+        description="The implementation's verdict; null when the adapter hung, crashed or "
+        "answered garbage")
+    peer_id: str | None
+    error: str | None = Field(description="The implementation's own error text (or, for "
+                              "hang/crash/error, what the driver saw)")
+    outcome: Outcome
+    known: bool = Field(default=False, description="Listed in the --known file")
+    seconds: float = Field(description="Time from request to answer")
+
+
+class Implementation(_Model):
+    name: str
+    package: str
+    version: str
+    verifier: str = Field(description="The library entry point the adapter calls")
+    command: list[str]
+    seconds: float = Field(description="Wall time of the whole run, building excluded")
+    counts: dict[str, int]
+    cases: list[CaseResult]
+
+
+class CatalogueEntry(_Model):
+    id: str
+    kind: Literal["certificate", "certificate_verify"]
+    expected: Literal["valid", "invalid", "acceptable"]
+    expected_error: str | None
+    expected_peer_id: str | None
+    rule: str
+    description: str
+    importance: Literal["critical", "high", "medium", "low"] | None
+    path: str = Field(description="The fixture file, relative to the corpus folder")
+
+
+class ResultsFile(_Model):
+    schema_version: int
+    generator: str
+    corpus: str = Field(description="The corpus folder the run read")
+    seed: str | None
+    catalogue: list[CatalogueEntry]
+    implementations: list[Implementation]
+
+
+class ResultsError(Exception):
+    """A results or known file that cannot be read."""
+
+
+def results_schema() -> dict[str, object]:
+    return json_schema(ResultsFile, "conformance-results")
+
+
+def load_results(path: Path) -> ResultsFile:
+    try:
+        return ResultsFile.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ResultsError(f"{path} is not a results file: {where}: {first['msg']}") from exc
+
+
+def dump_results(results: ResultsFile) -> str:
+    return json.dumps(results.model_dump(mode="json"), indent=1, sort_keys=False) + "\n"
+
+
+Known = frozenset[tuple[str, str]]
+
+
+def load_known(path: Path) -> Known:
+    """Accepted divergences: one ``IMPLEMENTATION CASE-ID`` per line; ``#`` starts a comment.
+
+    ``harness run`` writes ``known-divergences.txt`` in this format, so a downstream CI can
+    start from the current run's list.
+    """
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    known: set[tuple[str, str]] = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) not in (2, 3):
+            raise ResultsError(f"{path}:{number}: expected 'IMPLEMENTATION CASE-ID', got {line!r}")
+        known.add((words[0], words[1]))
+    return frozenset(known)
+
+
+def known_text(results: ResultsFile) -> str:
+    from fixturegen.harness.compare import DIVERGENCES
+
+    lines = ["# Accepted divergences: IMPLEMENTATION CASE-ID OUTCOME (fixturegen harness run)"]
+    for impl in results.implementations:
+        lines += [f"{impl.name} {case.id} {case.outcome}" for case in impl.cases
+                  if case.outcome in DIVERGENCES]
+    return "\n".join(lines) + "\n"
+
+
+def diff(old: ResultsFile, new: ResultsFile) -> list[str]:
+    """What changed between two runs, one line per (implementation, case)."""
+    lines: list[str] = []
+    before = {i.name: i for i in old.implementations}
+    after = {i.name: i for i in new.implementations}
+    for name in sorted(before.keys() | after.keys()):
+        if name not in after:
+            lines.append(f"- {name}: not in the new run")
+            continue
+        if name not in before:
+            lines.append(f"+ {name}: new in this run ({after[name].version})")
+            continue
+        a, b = before[name], after[name]
+        if a.version != b.version:
+            lines.append(f"~ {name}: version {a.version} -> {b.version}")
+        old_cases = {c.id: c.outcome for c in a.cases}
+        new_cases = {c.id: c.outcome for c in b.cases}
+        for case in sorted(old_cases.keys() | new_cases.keys()):
+            was, now = old_cases.get(case, "absent"), new_cases.get(case, "absent")
+            if was != now:
+                lines.append(f"~ {name} {case}: {was} -> {now}")
+    return lines

@@ -1,0 +1,85 @@
+"""Checks of a real conformance run (``make conformance`` runs these after the harness).
+
+They read ``$FIXTUREGEN_CONFORMANCE/results.json`` (default ``out/conformance``) and check that
+every shipped adapter ran the whole corpus through its library: the pinned version is recorded,
+every case was answered, and each library's own error text shows up where only that library
+would write it. Divergences are findings and are not checked here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixturegen.harness.adapters import SHIPPED
+
+pytestmark = pytest.mark.conformance
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, Any]:
+    folder = Path(os.environ.get("FIXTUREGEN_CONFORMANCE", ROOT / "out" / "conformance"))
+    path = folder / "results.json"
+    assert path.exists(), f"no {path}: run 'make conformance'"
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def impl(results: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
+    found = [i for i in results["implementations"] if i["name"] == name]
+    assert found, f"{name} missing from the run"
+    return {c["id"]: c for c in found[0]["cases"]}
+
+
+def test_every_shipped_adapter_answered_every_case(results: dict[str, Any]) -> None:
+    wanted = len(results["catalogue"])
+    by_name = {i["name"]: i for i in results["implementations"]}
+    for adapter in SHIPPED:
+        run = by_name[adapter.name]
+        assert run["version"] == adapter.version
+        assert len(run["cases"]) == wanted
+        assert run["counts"]["error"] == 0, f"{adapter.name} broke the protocol"
+
+
+# Each library's own words for a case only it describes that way.
+FINGERPRINTS = [
+    ("rust-libp2p", "invalid.two-certificates", "libp2p-tls requires exactly one certificate"),
+    ("rust-libp2p", "invalid.unknown-critical-extension", "UnsupportedCriticalExtension"),
+    ("go-libp2p", "invalid.two-certificates", "expected one certificates in the chain"),
+    ("go-libp2p", "invalid.extension-missing", "expected certificate to contain the key extension"),
+    ("js-libp2p", "invalid.extension-missing", "did not include the libp2p public key extension"),
+    ("py-libp2p-tls", "invalid.extension-missing",
+     "expected certificate to contain the key extension"),
+    ("py-libp2p-quic", "invalid.extension-missing", "Certificate missing libp2p extension"),
+]
+
+
+@pytest.mark.parametrize(("name", "case", "text"), FINGERPRINTS)
+def test_library_error_text(results: dict[str, Any], name: str, case: str, text: str) -> None:
+    got = impl(results, name)[case]
+    assert got["verdict"] == "reject" and text in (got["error"] or "")
+
+
+def test_valid_cases_yield_the_expected_peer_id(results: dict[str, Any]) -> None:
+    expected = {c["id"]: c["expected_peer_id"] for c in results["catalogue"]}
+    for adapter in SHIPPED:
+        cases = impl(results, adapter.name)
+        case = cases["matrix.ecdsa_secp256r1_sha256.ed25519.fixed"]
+        assert case["verdict"] == "accept" and case["peer_id"] == expected[case["id"]]
+
+
+def test_only_rust_checks_certificate_verify(results: dict[str, Any]) -> None:
+    vectors = [c["id"] for c in results["catalogue"] if c["kind"] == "certificate_verify"]
+    assert vectors
+    rust = impl(results, "rust-libp2p")
+    assert all(rust[v]["verdict"] in ("accept", "reject") for v in vectors)
+    assert {rust[v]["outcome"] for v in vectors} & {"agree"}
+    for adapter in SHIPPED:
+        if adapter.name != "rust-libp2p":
+            cases = impl(results, adapter.name)
+            assert {cases[v]["verdict"] for v in vectors} == {"skip"}

@@ -1,0 +1,225 @@
+"""The conformance harness: driver failure handling, outcomes, reports, known lists, diff."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from fixturegen.harness import driver
+from fixturegen.harness.adapters import ADAPTERS, BY_NAME
+from fixturegen.harness.compare import outcome
+from fixturegen.harness.protocol import Request, reply_schema, request_schema
+from fixturegen.harness.requests import Expectation, load_cases
+from fixturegen.harness.results import results_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+MISBEHAVE = [sys.executable, str(ROOT / "tests/adapters/misbehave.py")]
+REFERENCE = [sys.executable, str(ADAPTERS / "reference/adapter.py")]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+def req(case: str) -> Request:
+    return Request(id=case, certificates=[])
+
+
+def test_driver_survives_hang_crash_and_garbage(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    ids = ["ok.A", "hang.x", "ok.B", "crash.x", "reject.y", "garbage.x", "ok.C", "wrongid.x",
+           "ok.D", "badverdict.x", "skip.z"]
+    answers = driver.run([*MISBEHAVE, str(starts)], [req(i) for i in ids], timeout=1.0,
+                         startup=10.0, stderr_path=tmp_path / "stderr.log")
+    got = {a.id: (a.verdict, a.failure) for a in answers}
+    assert [a.id for a in answers] == ids
+    assert got["ok.A"] == ("accept", None) and answers[0].peer_id == "A"
+    assert got["hang.x"] == (None, "hang")
+    assert got["ok.B"] == ("accept", None)  # served by a restarted process
+    assert got["crash.x"] == (None, "crash") and "status 3" in (answers[3].error or "")
+    assert got["reject.y"] == ("reject", None) and answers[4].error == "nope: y"
+    assert got["garbage.x"] == (None, "error") and "not json" in (answers[5].error or "")
+    assert got["ok.C"] == ("accept", None)
+    assert got["wrongid.x"] == (None, "error") and "someone-else" in (answers[7].error or "")
+    assert got["ok.D"] == ("accept", None)
+    assert got["badverdict.x"] == (None, "error")
+    assert got["skip.z"] == ("skip", None)
+    # One start, one after the hang, one after the crash, one after the wrong id.
+    assert starts.read_text().count("start") == 4
+
+
+def test_driver_reports_a_command_that_cannot_start(tmp_path: Path) -> None:
+    with pytest.raises(driver.AdapterStartError, match="cannot start"):
+        driver.run([str(tmp_path / "missing-adapter")], [req("ok.A")])
+
+
+E_VALID = Expectation("valid", "12D3KooWA", None)
+E_INVALID = Expectation("invalid", None, "x")
+E_ACCEPTABLE = Expectation("acceptable", "12D3KooWA", None)
+
+
+@pytest.mark.parametrize(("expected", "verdict", "peer", "failure", "want"), [
+    (E_VALID, "accept", "12D3KooWA", None, "agree"),
+    (E_VALID, "accept", "12D3KooWB", None, "false_accept"),
+    (E_VALID, "reject", None, None, "false_reject"),
+    (E_INVALID, "accept", "12D3KooWA", None, "false_accept"),
+    (E_INVALID, "reject", None, None, "agree"),
+    (E_ACCEPTABLE, "accept", "12D3KooWA", None, "acceptable"),
+    (E_ACCEPTABLE, "accept", "12D3KooWB", None, "false_accept"),
+    (E_ACCEPTABLE, "reject", None, None, "acceptable"),
+    (E_VALID, "skip", None, None, "skip"),
+    (E_INVALID, None, None, "hang", "hang"),
+    (E_INVALID, None, None, "crash", "crash"),
+    (E_VALID, None, None, "error", "error"),
+])
+def test_outcomes(expected: Expectation, verdict: str | None, peer: str | None,
+                  failure: str | None, want: str) -> None:
+    assert outcome(expected, verdict, peer, failure) == want
+
+
+@pytest.mark.parametrize(("name", "schema"), [
+    ("harness-request", request_schema), ("harness-reply", reply_schema),
+    ("conformance-results", results_schema)])
+def test_shipped_schemas_are_generated(name: str, schema: Any) -> None:
+    shipped = json.loads((ROOT / f"fixturegen/schemas/{name}.schema.json").read_text())
+    assert shipped == schema()
+    jsonschema.Draft202012Validator.check_schema(shipped)
+
+
+def test_requests_cover_the_corpus_and_validate(corpus: Path, manifest: dict[str, Any]) -> None:
+    cases = load_cases(corpus)
+    transcripts = json.loads((corpus / "transcripts.json").read_text())["vectors"]
+    assert len(cases) == len(manifest["fixtures"]) + len(transcripts)
+    validator = jsonschema.Draft202012Validator(request_schema())
+    for case in cases[:: max(1, len(cases) // 40)]:
+        validator.validate(json.loads(case.request.model_dump_json()))
+    two = next(c for c in cases if c.id == "invalid.two-certificates")
+    assert len(two.request.certificates) == 2
+
+
+@pytest.fixture(scope="module")
+def reference_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("conformance")
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(out), "--name", "reference",
+            "--version", "self", "--", *REFERENCE)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_reference_adapter_agrees_everywhere_and_reports_are_written(
+        reference_run: Path, corpus: Path) -> None:
+    results = json.loads((reference_run / "results.json").read_text())
+    jsonschema.validate(results, results_schema())
+    [impl] = results["implementations"]
+    assert impl["name"] == "reference" and impl["version"] == "self"
+    outcomes = {c["outcome"] for c in impl["cases"]}
+    assert outcomes <= {"agree", "acceptable"}, outcomes
+    assert len(impl["cases"]) == len(load_cases(corpus))
+    suites = ET.parse(reference_run / "junit.xml").getroot().findall("testsuite")
+    assert [s.get("name") for s in suites] == ["reference"] and suites[0].get("failures") == "0"
+    assert "| reference | self |" in (reference_run / "summary.md").read_text()
+    page = (reference_run / "index.html").read_text()
+    assert "<h2>Matrix</h2>" in page and "invalid.two-certificates" in page
+
+
+def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Path,
+                                                     reference_run: Path) -> None:
+    # An adapter that accepts everything: every invalid case is a false accept.
+    lax = tmp_path / "lax.py"
+    lax.write_text("import json, sys\n"
+                   "for line in sys.stdin:\n"
+                   "    r = json.loads(line)\n"
+                   "    print(json.dumps({'id': r['id'], 'verdict': 'accept', 'peer_id': None,"
+                   " 'error': None}), flush=True)\n")
+    out = tmp_path / "lax"
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(out), "--no-transcripts",
+            "--name", "lax", "--", sys.executable, str(lax))
+    assert p.returncode == 0, p.stderr
+    results = json.loads((out / "results.json").read_text())
+    cases = {c["id"]: c for c in results["implementations"][0]["cases"]}
+    assert cases["invalid.extension-signature.other-host-key"]["outcome"] == "false_accept"
+    # No PeerId given for a valid case: not the expected one, so a false accept too.
+    assert cases["matrix.ed25519.ed25519.fixed"]["outcome"] == "false_accept"
+    md = (out / "summary.md").read_text()
+    section = md.split("## lax")[1]
+    first = re.search(r"\*\*(\w+)\*\* `([^`]+)` \[(\w+)\]", section)
+    assert first is not None and first.group(1) == "false_accept"
+    assert first.group(3) == "critical"  # ranked by importance
+    junit = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert junit is not None and int(junit.get("failures", "0")) > 0
+
+    known = out / "known-divergences.txt"
+    assert cli("harness", "report", str(out / "results.json"), "--known", str(known)
+               ).returncode == 0
+    lines = known.read_text().splitlines()
+    shorter = tmp_path / "known.txt"
+    shorter.write_text("\n".join(lines[:-1]) + "\n")
+    p = cli("harness", "report", str(out / "results.json"), "--known", str(shorter))
+    assert p.returncode == 1 and "1 divergences not in" in p.stderr
+
+    p = cli("harness", "diff", str(reference_run / "results.json"), str(out / "results.json"))
+    assert p.returncode == 1 and "+ lax" in p.stdout and "- reference" in p.stdout
+    p = cli("harness", "diff", str(out / "results.json"), str(out / "results.json"))
+    assert p.returncode == 0 and "no change" in p.stdout
+
+
+def test_bad_input_gets_a_message_and_an_exit_code(tmp_path: Path, corpus: Path) -> None:
+    p = cli("harness", "run", "--impl", "nosuch", "--corpus", str(corpus))
+    assert p.returncode == 2 and "no shipped adapter 'nosuch'" in p.stderr
+    p = cli("harness", "run", "--corpus", str(tmp_path / "none"), "--", sys.executable, "-V")
+    assert p.returncode == 2 and "build the corpus" in p.stderr
+    p = cli("harness", "run", "--corpus", str(corpus))
+    assert p.returncode == 2 and "nothing to run" in p.stderr
+    out = tmp_path / "c"
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(out), "--no-transcripts",
+            "--", str(tmp_path / "no-such-adapter"))
+    assert p.returncode == 3 and "cannot start" in p.stderr
+    assert (out / "results.json").exists()  # always written, even when empty
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(out), "--no-transcripts",
+            "--timeout", "0.5", "--startup", "0", "--", sys.executable, "-c",
+            "import sys; sys.exit(4)")
+    assert p.returncode == 3 and "answered no case" in p.stderr
+    crashed = json.loads((out / "results.json").read_text())["implementations"][0]["cases"]
+    assert {c["outcome"] for c in crashed} == {"crash"}
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"implementations": 3}')
+    p = cli("harness", "report", str(broken))
+    assert p.returncode == 2 and "not a results file" in p.stderr
+    bad_known = tmp_path / "known"
+    bad_known.write_text("just-one-word\n")
+    p = cli("harness", "report", str(out / "results.json"), "--known", str(bad_known))
+    assert p.returncode == 2 and "expected 'IMPLEMENTATION CASE-ID'" in p.stderr
+    for q in (p,):
+        assert "Traceback" not in q.stderr
+
+
+def _lock_version(adapter: str) -> str:
+    folder = ADAPTERS / BY_NAME[adapter].folder
+    if adapter == "rust-libp2p":
+        lock = tomllib.loads((folder / "Cargo.lock").read_text())
+        return next(p["version"] for p in lock["package"] if p["name"] == "libp2p-tls")
+    if adapter == "go-libp2p":
+        m = re.search(r"github.com/libp2p/go-libp2p (v[\d.]+)\n", (folder / "go.mod").read_text())
+        assert m is not None
+        return m.group(1)
+    if adapter == "js-libp2p":
+        lock = json.loads((folder / "package-lock.json").read_text())
+        return str(lock["packages"]["node_modules/@libp2p/tls"]["version"])
+    m = re.search(r"^libp2p==(\S+)$", (folder / "requirements.txt").read_text(), re.M)
+    assert m is not None
+    return m.group(1)
+
+
+@pytest.mark.parametrize("adapter", sorted(BY_NAME))
+def test_recorded_versions_are_the_pinned_ones(adapter: str) -> None:
+    assert BY_NAME[adapter].version == _lock_version(adapter)
