@@ -242,6 +242,9 @@ def main() -> None:
         generate(out)
         r = bench_verification(out, json.loads((out / "manifest.json").read_text()))
         t = bench_transcripts(out, json.loads((out / "transcripts.json").read_text()))
+        from fixturegen.harness.requests import load_cases
+
+        out_cases = load_cases(out)
     print("\nverification (a fresh Verifier per round; each distinct key decoded once):")
     print(f"  whole corpus  {r['all_n'] / r['all']:8.0f} certificates/s ({r['all_n']} fixtures)")
     print(f"  accepted set  {r['accepted_n'] / r['accepted']:8.0f} certificates/s "
@@ -253,6 +256,38 @@ def main() -> None:
     print(f"  verifier      {t['n'] / t['verifier']:8.0f} vectors/s ({t['n']} valid vectors)")
     print(f"  floor         {t['n'] / t['floor']:8.0f} vectors/s (bare CertificateVerify checks)")
     print(f"  ratio to floor {t['verifier'] / t['floor']:.2f} (target: at most 1.3)")
+    d = bench_driver(out_cases)
+    print("\nharness driver (an adapter that answers at once; the corpus and its vectors):")
+    print(f"  wall          {d['wall'] * 1000:8.3f} ms/case ({d['n']} cases; adapter and pipes "
+          "included)")
+    print(f"  driver CPU    {d['cpu'] * 1000:8.3f} ms/case (the driver process alone; "
+          "target: under 5)")
+
+
+_INSTANT = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    r = json.loads(line)\n"
+    "    sys.stdout.write(json.dumps({'id': r['id'], 'verdict': 'reject', 'peer_id': None,"
+    " 'error': 'x'}) + '\\n')\n"
+    "    sys.stdout.flush()\n")
+
+
+def bench_driver(cases: list[Any]) -> dict[str, float]:
+    """The driver's own cost per case, against an adapter that does no work."""
+    import sys
+
+    from fixturegen.harness import driver
+
+    requests = [c.request for c in cases]
+    best_wall = best_cpu = float("inf")
+    for _ in range(3):
+        wall, cpu = time.perf_counter(), time.process_time()
+        driver.run([sys.executable, "-c", _INSTANT], requests)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return {"n": len(requests), "wall": best_wall / len(requests),
+            "cpu": best_cpu / len(requests)}
 
 
 if __name__ == "__main__":
