@@ -167,6 +167,15 @@ def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Pat
     p = cli("harness", "report", str(out / "results.json"), "--known", str(shorter))
     assert p.returncode == 1 and "1 divergences not in" in p.stderr
 
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(tmp_path / "again"),
+            "--no-transcripts", "--name", "lax", "--known", str(shorter), "--",
+            sys.executable, str(lax))
+    assert p.returncode == 1 and "1 divergences not in" in p.stderr
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    flagged = [c for c in again["implementations"][0]["cases"] if c["outcome"] in
+               ("false_accept", "false_reject") and not c["known"]]
+    assert len(flagged) == 1 and flagged[0]["id"] == lines[-1].split()[1]
+
     p = cli("harness", "diff", str(reference_run / "results.json"), str(out / "results.json"))
     assert p.returncode == 1 and "+ lax" in p.stdout and "- reference" in p.stdout
     p = cli("harness", "diff", str(out / "results.json"), str(out / "results.json"))
