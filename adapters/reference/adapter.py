@@ -1,6 +1,7 @@
 """fixturegen's own reference verifier as a harness adapter: the example to copy.
 
-Run it with ``fixturegen harness run --name reference -- python adapters/reference/adapter.py``.
+Run it with ``.venv/bin/fixturegen harness run --name reference --
+.venv/bin/python adapters/reference/adapter.py``.
 Each request line is answered with one reply line, in order, flushed; a request it cannot read
 is answered ``skip`` rather than crashing. A third-party adapter does the same with its
 library's verifier in place of ``Verifier``.
