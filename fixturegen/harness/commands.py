@@ -22,6 +22,7 @@ from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterS
 from fixturegen.harness.report import write_reports
 from fixturegen.harness.requests import CorpusError, load_cases
 from fixturegen.harness.results import (
+    Implementation,
     Known,
     ResultsError,
     ResultsFile,
@@ -115,8 +116,10 @@ def run(
         fail(f"{exc} (build the corpus with 'make fixtures')")
     folder = out if out is not None else corpus / "conformance"
     folder.mkdir(parents=True, exist_ok=True)
-    done = []
+    done: list[Implementation] = []
     broken: str | None = None
+    results = results_file(corpus, seed, cases, done)
+    write_reports(results, folder)  # a results file exists whatever happens next
     for target in targets:
         typer.echo(f"harness: {target.name} {target.version}: {len(cases)} cases", err=True)
         try:
@@ -130,9 +133,14 @@ def run(
             broken = (f"{target.name}: answered no case (see "
                       f"{folder / (target.name + '.stderr.log')})")
         # Written after every implementation: an interrupted run keeps what it finished.
-        write_reports(results_file(corpus, seed, cases, done), folder)
-    results = results_file(corpus, seed, cases, done)
-    write_reports(results, folder)
+        results = results_file(corpus, seed, cases, done)
+        write_reports(results, folder)
+    _finish(results, folder, known, broken)
+
+
+def _finish(results: ResultsFile, folder: Path, known: Path | None, broken: str | None = None
+            ) -> None:
+    """Print the summary, then exit 3 for a broken adapter or 1 for unlisted divergences."""
     _summary(results)
     typer.echo(f"harness: reports in {folder}/ (results.json, junit.xml, summary.md, index.html)",
                err=True)
@@ -160,10 +168,7 @@ def report(
         loaded = mark_known(loaded, _known(known))
     folder = out if out is not None else results.parent
     write_reports(loaded, folder)
-    _summary(loaded)
-    if known is not None and (new := _new_divergences(loaded)):
-        typer.echo(f"harness: {new} divergences not in {known}", err=True)
-        raise typer.Exit(EXIT_NEW)
+    _finish(loaded, folder, known)
 
 
 @harness_app.command("diff")

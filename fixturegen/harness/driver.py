@@ -150,9 +150,9 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
                     proc = None
                 else:
                     assert isinstance(raw, bytes)
-                    answer = _parse(request.id, raw, elapsed)
-                    if answer.failure == "error" and answer.error and "names case" in answer.error:
-                        proc.stop()  # the stream is out of step: start afresh
+                    answer, in_step = _parse(request.id, raw, elapsed)
+                    if not in_step:  # answers no longer match requests: start afresh
+                        proc.stop()
                         proc = None
             answers.append(answer)
             if progress is not None:
@@ -165,13 +165,15 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
     return answers
 
 
-def _parse(case: str, raw: bytes, elapsed: float) -> Answer:
+def _parse(case: str, raw: bytes, elapsed: float) -> tuple[Answer, bool]:
+    """The answer to ``case``, and whether the adapter's stream is still in step."""
     shown = raw[:200].decode("utf-8", "replace").rstrip()
     try:
         data = json.loads(raw)
         reply = Reply.model_validate(data)
     except (ValueError, ValidationError):
-        return Answer(case, None, None, f"unreadable answer: {shown!r}", "error", elapsed)
+        return Answer(case, None, None, f"unreadable answer: {shown!r}", "error", elapsed), True
     if reply.id != case:
-        return Answer(case, None, None, f"the answer names case {reply.id!r}", "error", elapsed)
-    return Answer(case, reply.verdict, reply.peer_id, reply.error, None, elapsed)
+        return (Answer(case, None, None, f"the answer names case {reply.id!r}", "error",
+                       elapsed), False)
+    return Answer(case, reply.verdict, reply.peer_id, reply.error, None, elapsed), True
