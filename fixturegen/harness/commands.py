@@ -9,7 +9,6 @@ results of the implementations it ran.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -20,7 +19,7 @@ from fixturegen.harness.adapters import BY_NAME, SHIPPED
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
 from fixturegen.harness.report import write_reports
-from fixturegen.harness.requests import CorpusError, load_cases
+from fixturegen.harness.requests import CorpusError, load_corpus
 from fixturegen.harness.results import (
     Implementation,
     Known,
@@ -110,8 +109,7 @@ def run(
         fail("the same implementation name twice")
     known_set = _known(known)
     try:
-        cases = load_cases(corpus, transcripts=transcripts)
-        seed = json.loads((corpus / "manifest.json").read_text()).get("seed")
+        seed, cases = load_corpus(corpus, transcripts=transcripts)
     except CorpusError as exc:
         fail(f"{exc} (build the corpus with 'make fixtures')")
     folder = out if out is not None else corpus / "conformance"

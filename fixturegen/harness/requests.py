@@ -54,7 +54,14 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
     """Every fixture of ``corpus/manifest.json`` and, if asked, every transcript vector."""
+    return load_corpus(corpus, transcripts=transcripts)[1]
+
+
+def load_corpus(corpus: Path, *, transcripts: bool = True
+                ) -> tuple[str | None, list[HarnessCase]]:
+    """The corpus seed and its cases, from one read of the manifest."""
     manifest = _read_json(corpus / "manifest.json")
+    seed = manifest.get("seed")
     blobs: dict[str, str] = {}
 
     def blob(rel: str) -> str:
@@ -86,7 +93,7 @@ def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
         raise CorpusError(f"{corpus / 'manifest.json'} is not a fixturegen manifest: {exc}"
                           ) from exc
     if not transcripts or not (corpus / "transcripts.json").exists():
-        return cases
+        return seed, cases
     vectors = _read_json(corpus / "transcripts.json")
     try:
         for vec in vectors["vectors"]:
@@ -108,4 +115,4 @@ def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
     except (KeyError, TypeError, ValueError) as exc:
         raise CorpusError(f"{corpus / 'transcripts.json'} is not a transcripts file: {exc}"
                           ) from exc
-    return cases
+    return seed, cases
