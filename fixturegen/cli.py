@@ -29,6 +29,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(harness_app, name="harness")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -43,7 +44,13 @@ def parse_time(text: str | None) -> datetime | None:
         moment = datetime.fromisoformat(text)
     except ValueError:
         fail(f"--at {text!r} is not an ISO 8601 time (e.g. 2030-01-01T00:00:00Z)")
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:
+        moment = moment.astimezone(UTC)
+        moment.timestamp()
+    except (OverflowError, ValueError, OSError):
+        fail(f"--at {text!r} is outside the years 1..9999 once in UTC")
+    return moment
 
 
 @app.command()
@@ -156,7 +163,7 @@ def verify(
 ) -> None:
     """Verify certificates as a strict libp2p TLS peer would, and explain the verdict."""
     from fixturegen.verify import Verifier
-    from fixturegen.verify.inputs import InputError, read_certificates
+    from fixturegen.verify.inputs import InputError, printable, read_certificates
     from fixturegen.verify.manifest_check import ManifestError, check_manifest
 
     moment = parse_time(at)
@@ -179,24 +186,25 @@ def verify(
             fail(str(exc))
         status = max(status, report(tproblems, tcount, "vectors and proof sets", transcripts))
     for path in paths or []:
+        name = printable(str(path))
         try:
             certs = read_certificates(path)
         except InputError as exc:
             status = EXIT_FAIL
             if as_json:
-                typer.echo(json.dumps({"path": str(path), "result": "error",
+                typer.echo(json.dumps({"path": name, "result": "error",
                                        "error": "unreadable", "detail": str(exc),
                                        "peer_id": None}))
             else:
-                typer.echo(f"{path}: ERROR {exc}")
+                typer.echo(f"{name}: ERROR {exc}")
             continue
         verdict = verifier.verify(certs, expect_peer_id=expect_peer_id, at=moment)
         if not verdict.accepted:
             status = EXIT_FAIL
         if as_json:
-            typer.echo(json.dumps({"path": str(path), **verdict.to_json()}))
+            typer.echo(json.dumps({"path": name, **verdict.to_json()}))
         else:
-            typer.echo(explain(str(path), verdict))
+            typer.echo(explain(name, verdict))
     raise typer.Exit(status)
 
 
@@ -280,13 +288,16 @@ def main(argv: list[str] | None = None) -> int:
         typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
         return EXIT_USAGE
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("fixturegen: interrupted", err=True)
-        return 130
+        rv = EXIT_INTERRUPTED
     except click.ClickException as exc:
         typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
         return exc.exit_code
+    if rv == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
+        typer.echo("fixturegen: interrupted", err=True)
     return rv if isinstance(rv, int) else EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from fixturegen.__main__ import run
+
+    run()

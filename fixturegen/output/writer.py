@@ -4,10 +4,14 @@ the previous corpus as it was."""
 
 from __future__ import annotations
 
+import ctypes
 import fnmatch
 import hashlib
 import os
+import re
 import shutil
+import signal
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -147,13 +151,34 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
             if progress:
                 progress()
         return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start,
+                               initargs=(os.getpid(),))
+    try:
         out = []
         for r in pool.map(render_case, ids, [seed] * len(ids), chunksize=4):
             out.append(r)
             if progress:
                 progress()
-        return out
+    except BaseException:
+        # Interrupted or failed: drop the queued work; the workers finish the chunk they hold
+        # (a few cases, well under a second) and exit.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return out
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker: die with the parent (even on its SIGKILL), leave SIGINT to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
@@ -212,6 +237,44 @@ def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest,
         (root / "transcripts.schema.json").write_text(dumps(transcripts_schema()))
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(out: Path) -> list[Path]:
+    """Remove what an earlier, killed run left beside ``out``; the paths it removed.
+
+    A run stages into ``.OUT.tmp-PID-*`` and, while replacing, keeps the old corpus as
+    ``.OUT.old-PID``. Only folders of processes that no longer run are touched. If ``out`` itself
+    is missing and an old corpus survived (killed between the two renames), it is put back.
+    """
+    removed: list[Path] = []
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old)-(\d+)(-.*)?")
+    try:
+        siblings = sorted(out.parent.iterdir())
+    except OSError:
+        return removed
+    for path in siblings:
+        m = pattern.fullmatch(path.name)
+        if not m or _alive(int(m.group(2))) or not path.is_dir() or path.is_symlink():
+            continue
+        if m.group(1) == "old" and not out.exists():
+            os.replace(path, out)
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 def _replace(out: Path, staged: Path) -> None:
     if out.exists():
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
@@ -246,7 +309,9 @@ def generate(
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+        clean_stale(out)
+        staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=parent))
+        os.chmod(staged, 0o755)  # a corpus is meant to be shared (mkdtemp makes it 0700)
     except OSError as exc:
         raise OutputError(f"cannot write to {parent}: {exc.strerror or exc}") from exc
     try:

@@ -10,6 +10,21 @@ from __future__ import annotations
 
 import calendar
 
+#: Bounds on untrusted input (README, "Input limits"). A real libp2p certificate is under 2 KB
+#: (RSA-4096 included); these are far above any of them and keep every input cheap to reject.
+MAX_CERTIFICATE_BYTES = 64 * 1024
+#: Certificates in one presented chain (libp2p wants exactly one; longer is ``chain_length``).
+MAX_CHAIN_CERTIFICATES = 16
+#: Content octets of one OBJECT IDENTIFIER, and of one arc (a 128-bit UUID arc, 2.25.N, is 19).
+MAX_OID_BYTES = 64
+MAX_OID_ARC_BYTES = 20
+#: Content octets of an INTEGER the reader converts (an ECDSA P-521 ``s`` is at most 67).
+MAX_INTEGER_BYTES = 128
+#: The reader never recurses on input: it walks the fixed shape of a certificate, so nesting
+#: deeper than that shape (certificate > tbs > extensions > extension > value: 5) is never
+#: descended into and costs nothing.
+MAX_DEPTH = 5
+
 
 class DERError(ValueError):
     """The input is not strict DER, or not of the expected structure."""
@@ -17,6 +32,8 @@ class DERError(ValueError):
 
 def tlv(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
     """(tag, content start, content end) of the element at ``pos``, which must fit in ``end``."""
+    if end > len(buf) or pos < 0:
+        raise DERError(f"element bounds outside the input at offset {pos}")
     if pos + 2 > end:
         raise DERError(f"truncated element at offset {pos}")
     tag = buf[pos]
@@ -59,11 +76,15 @@ def elements(buf: bytes, start: int, end: int) -> list[tuple[int, int, int, int]
     return out
 
 
+#: Dotted forms keyed by the exact content octets: a pure function of its key, and only OIDs
+#: that decoded are kept, so it cannot change a verdict. Bounded.
 _OIDS: dict[bytes, str] = {}
 
 
 def oid_text(buf: bytes, start: int, end: int) -> str:
     """The dotted form of an OBJECT IDENTIFIER's content (memoised: few distinct OIDs recur)."""
+    if end - start > MAX_OID_BYTES:
+        raise DERError(f"OBJECT IDENTIFIER of {end - start} octets (limit {MAX_OID_BYTES})")
     raw = buf[start:end]
     known = _OIDS.get(raw)
     if known is not None:
@@ -81,15 +102,20 @@ def _oid_text(buf: bytes) -> str:
     arcs: list[int] = []
     value = 0
     fresh = True
+    octets = 0
     for i in range(start, end):
         b = buf[i]
         if fresh and b == 0x80:
             raise DERError("non-minimal OBJECT IDENTIFIER arc")
+        octets += 1
+        if octets > MAX_OID_ARC_BYTES:
+            raise DERError(f"OBJECT IDENTIFIER arc over {MAX_OID_ARC_BYTES} octets")
         value = (value << 7) | (b & 0x7F)
         fresh = not b & 0x80
         if fresh:
             arcs.append(value)
             value = 0
+            octets = 0
     if not fresh:
         raise DERError("truncated OBJECT IDENTIFIER")
     first = arcs[0]
@@ -97,9 +123,12 @@ def _oid_text(buf: bytes) -> str:
     return ".".join(map(str, head + arcs[1:]))
 
 
-def integer(buf: bytes, start: int, end: int) -> int:
+def integer(buf: bytes, start: int, end: int, limit: int = MAX_INTEGER_BYTES) -> int:
+    """An INTEGER of at most ``limit`` content octets, in its minimal DER form."""
     if start == end:
         raise DERError("empty INTEGER")
+    if end - start > limit:
+        raise DERError(f"INTEGER of {end - start} octets (limit {limit})")
     if end - start > 1 and (
         (buf[start] == 0 and buf[start + 1] < 0x80)
         or (buf[start] == 0xFF and buf[start + 1] >= 0x80)

@@ -1,37 +1,116 @@
-"""Reading what a user hands the verifier: DER, or PEM with one or more certificates."""
+"""Reading what a user hands the verifier: DER, or PEM with one or more certificates.
+
+Files are untrusted: only regular files are read (a FIFO, a device such as ``/dev/zero`` or a
+directory is an :class:`InputError` at once, never a hang), at most :data:`MAX_INPUT_BYTES`, and
+PEM is scanned in one linear pass.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
+import stat
+import sys
 from pathlib import Path
 
-_PEM = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----", re.S)
+from fixturegen.verify.der import MAX_CERTIFICATE_BYTES, MAX_CHAIN_CERTIFICATES
+
+#: The largest input file: a full chain of the largest certificates, in PEM (4/3 + line breaks).
+MAX_INPUT_BYTES = 2 * MAX_CHAIN_CERTIFICATES * MAX_CERTIFICATE_BYTES
+_LABEL = re.compile(rb"[A-Z0-9 ]{1,64}")
+_BEGIN = b"-----BEGIN "
+_DASHES = b"-----"
 
 
 class InputError(Exception):
     """The input cannot be read at all (not a verdict: an error for that input)."""
 
 
+def printable(text: str) -> str:
+    """``text`` as the terminal can print it (undecodable file-name bytes escaped, not raised)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except (LookupError, UnicodeError):
+        return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them, or an InputError."""
+    name = printable(str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError:
+        raise InputError(f"{name} is a directory") from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"cannot read {name}: {reason}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{name} is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{name} is not a regular file (a FIFO, socket or device)")
+        if info.st_size > limit:
+            raise InputError(f"{name} is {info.st_size} bytes (limit {limit})")
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise InputError(f"{name} grew past {limit} bytes while being read")
+        return data
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def pem_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(label, body) of every PEM block, in one forward pass (linear in the input)."""
+    blocks: list[tuple[bytes, bytes]] = []
+    pos = 0
+    while True:
+        begin = data.find(_BEGIN, pos)
+        if begin < 0:
+            return blocks
+        head_end = data.find(_DASHES, begin + len(_BEGIN))
+        label = data[begin + len(_BEGIN) : head_end] if head_end >= 0 else b""
+        if not _LABEL.fullmatch(label):
+            raise InputError("a PEM BEGIN line is malformed")
+        marker = b"-----END " + label + _DASHES
+        end = data.find(marker, head_end + len(_DASHES))
+        if end < 0:
+            raise InputError(f"a PEM {label.decode()} block has no END line")
+        blocks.append((label, data[head_end + len(_DASHES) : end]))
+        pos = end + len(marker)
+
+
 def read_certificates(path: Path) -> list[bytes]:
     """The presented certificates in ``path``: PEM blocks (a chain), or the whole file as DER."""
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if data.lstrip().startswith(b"-----BEGIN"):
-        blocks = []
-        for label, body in _PEM.findall(data):
+    data = read_bounded(path)
+    name = printable(str(path))
+    if data.lstrip().startswith(_BEGIN):
+        certificates = []
+        try:
+            found = pem_blocks(data)
+        except InputError as exc:
+            raise InputError(f"{name}: {exc}") from None
+        for label, body in found:
             if label != b"CERTIFICATE":
                 continue
             try:
-                blocks.append(base64.b64decode(b"".join(body.split()), validate=True))
+                certificates.append(base64.b64decode(b"".join(body.split()), validate=True))
             except (binascii.Error, ValueError):
-                raise InputError(f"{path}: a PEM block is not valid base64") from None
-        if not blocks:
-            raise InputError(f"{path}: no CERTIFICATE block in the PEM file")
-        return blocks
+                raise InputError(f"{name}: a PEM block is not valid base64") from None
+        if not certificates:
+            raise InputError(f"{name}: no CERTIFICATE block in the PEM file")
+        return certificates
     return [data]

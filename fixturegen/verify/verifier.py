@@ -22,7 +22,16 @@ from cryptography.hazmat.primitives.serialization import (
     load_der_public_key,
 )
 
-from fixturegen.verify.der import DERError, elements, expect, integer, oid_text, tlv
+from fixturegen.verify.der import (
+    MAX_CERTIFICATE_BYTES,
+    MAX_CHAIN_CERTIFICATES,
+    DERError,
+    elements,
+    expect,
+    integer,
+    oid_text,
+    tlv,
+)
 from fixturegen.verify.identity import (
     TYPE_NAMES,
     HostKeyMalformed,
@@ -31,7 +40,7 @@ from fixturegen.verify.identity import (
     peer_id,
     peer_id_forms,
 )
-from fixturegen.verify.x509 import LIBP2P_OID, ParsedCertificate, parse_certificate
+from fixturegen.verify.x509 import LIBP2P_OID, Memo, ParsedCertificate, parse_certificate
 
 PREFIX = b"libp2p-tls-handshake:"
 SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
@@ -141,6 +150,8 @@ class Verifier:
         self._keys: dict[bytes, PublicKeyTypes | Exception] = {}
         self._host: dict[bytes, tuple[str, PublicKeyTypes] | Exception] = {}
         self._cache_size = cache_size
+        #: Sub-structures of certificates already proven well-formed (keyed by kind and bytes).
+        self._memo = Memo(2 * cache_size)
         self._schemes: dict[tuple[bytes, tuple[object, ...]], tuple[_Scheme | Reject, list[str]]
                             ] = {}
 
@@ -232,8 +243,14 @@ class Verifier:
         checks.append("structure")
         if not certificates:
             raise Reject("malformed_certificate", "no certificate presented")
+        if len(certificates) > MAX_CHAIN_CERTIFICATES:
+            raise Reject("malformed_certificate", f"{len(certificates)} certificates presented "
+                         f"(limit {MAX_CHAIN_CERTIFICATES})")
+        if len(certificates[0]) > MAX_CERTIFICATE_BYTES:
+            raise Reject("malformed_certificate", f"certificate of {len(certificates[0])} bytes "
+                         f"(limit {MAX_CERTIFICATE_BYTES})")
         try:
-            cert = parse_certificate(certificates[0])
+            cert = parse_certificate(certificates[0], self._memo)
             key = self._spki_key(cert.spki)
         except (DERError, ValueError, TypeError) as exc:
             raise Reject("malformed_certificate", str(exc)) from None
@@ -339,6 +356,8 @@ class Verifier:
                 memo = (self._classify(algorithm, key, probe), probe.flags)
             except Reject as r:
                 memo = (r, probe.flags)
+            if len(self._schemes) >= self._cache_size:
+                self._schemes.clear()
             self._schemes[(algorithm, shape)] = memo
         result, flags = memo
         for f in flags:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fixturegen.verify.der import (
+    MAX_CERTIFICATE_BYTES,
     DERError,
     boolean,
     elements,
@@ -39,15 +40,37 @@ class ParsedCertificate:
     extensions: list[Extension]
 
 
-#: Encodings already proven well-formed (names, algorithm identifiers, validities): most
-#: certificates share them byte for byte, so each is walked once. Bounded.
-_GOOD: dict[bytes, tuple[int, int] | None] = {}
+_NAME, _ALGORITHM, _VALIDITY = "Name", "AlgorithmIdentifier", "Validity"
+_MISSING = object()
 
 
-def _remember(raw: bytes, value: tuple[int, int] | None = None) -> None:
-    if len(_GOOD) >= 8192:
-        _GOOD.clear()
-    _GOOD[raw] = value
+class Memo:
+    """Encodings already proven well-formed, keyed by what they were checked as.
+
+    Most certificates share their Names, AlgorithmIdentifiers and Validity byte for byte, so each
+    is walked once. The key is (kind, exact bytes): bytes found good as one kind never pass as
+    another, and only successes are kept, so a warm memo gives exactly the verdict of a cold one.
+    One memo belongs to one :class:`~fixturegen.verify.Verifier`; its size is bounded.
+    """
+
+    __slots__ = ("_good", "_size")
+
+    def __init__(self, size: int = 8192) -> None:
+        self._good: dict[tuple[str, bytes], object] = {}
+        self._size = size
+
+    def get(self, kind: str, raw: bytes) -> object:
+        return self._good.get((kind, raw), _MISSING)
+
+    def put(self, kind: str, raw: bytes, value: object = None) -> None:
+        if self._size <= 0:
+            return
+        if len(self._good) >= self._size:
+            self._good.clear()
+        self._good[(kind, raw)] = value
+
+    def __len__(self) -> int:
+        return len(self._good)
 
 
 def _name(buf: bytes, start: int, end: int) -> None:
@@ -71,20 +94,28 @@ def _name(buf: bytes, start: int, end: int) -> None:
             raise DERError("Name: SET OF not in DER order")
 
 
-def _algorithm(buf: bytes, pos: int, end: int, what: str) -> int:
+def _algorithm(buf: bytes, pos: int, end: int, what: str, memo: Memo) -> int:
     s, e = expect(buf, pos, end, 0x30, what)
-    if buf[pos:e] in _GOOD:
+    if memo.get(_ALGORITHM, buf[pos:e]) is not _MISSING:
         return e
     parts = elements(buf, s, e)
     if not 1 <= len(parts) <= 2 or parts[0][0] != 0x06:
         raise DERError(f"{what}: not an AlgorithmIdentifier")
     oid_text(buf, parts[0][2], parts[0][3])
-    _remember(buf[pos:e])
+    memo.put(_ALGORITHM, buf[pos:e])
     return e
 
 
-def parse_certificate(buf: bytes) -> ParsedCertificate:
+def parse_certificate(buf: bytes, memo: Memo | None = None) -> ParsedCertificate:
+    """The fields of one strict-DER certificate; :class:`DERError` (only) for anything else.
+
+    ``memo`` (a :class:`Memo`) skips re-walking sub-structures already proven good; without one
+    every byte is checked.
+    """
+    memo = memo if memo is not None else Memo(0)
     end = len(buf)
+    if end > MAX_CERTIFICATE_BYTES:
+        raise DERError(f"certificate of {end} bytes (limit {MAX_CERTIFICATE_BYTES})")
     s, e = expect(buf, 0, end, 0x30, "Certificate")
     if e != end:
         raise DERError(f"{end - e} bytes after the certificate")
@@ -94,7 +125,7 @@ def parse_certificate(buf: bytes) -> ParsedCertificate:
     (t0, p0, ts, te), (t1, p1, _, a1), (t2, _, bs, be) = top
     if t0 != 0x30 or t1 != 0x30 or t2 != 0x03:
         raise DERError("Certificate fields have the wrong types")
-    _algorithm(buf, p1, a1, "signatureAlgorithm")
+    _algorithm(buf, p1, a1, "signatureAlgorithm", memo)
     if be - bs < 1 or buf[bs] != 0:
         raise DERError("signature BIT STRING with unused bits")
 
@@ -115,38 +146,40 @@ def parse_certificate(buf: bytes) -> ParsedCertificate:
     if serial <= 0 or se - ss > 20:
         raise DERError("serialNumber must be positive and at most 20 octets")
     tag, ap, _, ae = next(it)
-    _algorithm(buf, ap, ae, "tbsCertificate signature")
+    _algorithm(buf, ap, ae, "tbsCertificate signature", memo)
     tag, ip, is_, ie = next(it)
     if tag != 0x30:
         raise DERError("issuer is not a Name")
-    if buf[ip:ie] not in _GOOD:
+    if memo.get(_NAME, buf[ip:ie]) is _MISSING:
         _name(buf, is_, ie)
-        _remember(buf[ip:ie])
+        memo.put(_NAME, buf[ip:ie])
     tag, vp, vs, ve = next(it)
     if tag != 0x30:
         raise DERError("validity is not a SEQUENCE")
-    window = _GOOD.get(buf[vp:ve])
-    if window is None:
+    window = memo.get(_VALIDITY, buf[vp:ve])
+    if window is _MISSING:
         times = elements(buf, vs, ve)
         if len(times) != 2:
             raise DERError("validity is not { notBefore, notAfter }")
         window = (time_seconds(buf, times[0][0], times[0][2], times[0][3]),
                   time_seconds(buf, times[1][0], times[1][2], times[1][3]))
-        _remember(buf[vp:ve], window)
+        memo.put(_VALIDITY, buf[vp:ve], window)
+    assert isinstance(window, tuple)
     not_before, not_after = window
     tag, sp, subs, sube = next(it)
     if tag != 0x30:
         raise DERError("subject is not a Name")
-    if buf[sp:sube] not in _GOOD:
+    if memo.get(_NAME, buf[sp:sube]) is _MISSING:
         _name(buf, subs, sube)
-        _remember(buf[sp:sube])
+        memo.put(_NAME, buf[sp:sube])
     tag, kp, ks, ke = next(it)
     if tag != 0x30:
         raise DERError("subjectPublicKeyInfo is not a SEQUENCE")
     spki_parts = elements(buf, ks, ke)
     if len(spki_parts) != 2 or spki_parts[1][0] != 0x03:
         raise DERError("subjectPublicKeyInfo is not { algorithm, subjectPublicKey }")
-    _algorithm(buf, spki_parts[0][1], spki_parts[0][3], "subjectPublicKeyInfo algorithm")
+    _algorithm(buf, spki_parts[0][1], spki_parts[0][3], "subjectPublicKeyInfo algorithm",
+               memo)
     if spki_parts[1][3] - spki_parts[1][2] < 1 or buf[spki_parts[1][2]] != 0:
         raise DERError("subjectPublicKey BIT STRING with unused bits")
 
