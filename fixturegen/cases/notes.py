@@ -42,6 +42,14 @@ NOTES: dict[str, str] = {
         "An RSA certificate key under 2048 bits. The spec sets no minimum; rust-libp2p requires "
         "2048..8192 bits. The reference verifier rejects (unsupported_signature_scheme)."
     ),
+    "generalized-time-before-2050": (
+        "A validity time from 1950 through 2049 written as GeneralizedTime, where RFC 5280 "
+        "4.1.2.5 wants UTCTime. nim-libp2p writes every date so; Go's crypto/x509, rustls-webpki "
+        "and OpenSSL accept it, and a verifier that rejects it cannot talk to those peers. The "
+        "reference verifier accepts. (A year before 1950 has no UTCTime form: GeneralizedTime is "
+        "then simply valid, with no flag. Fractional seconds or a missing seconds field are not "
+        "DER: malformed_certificate.)"
+    ),
     "pss-salt-length": (
         "RSA-PSS whose salt length is not the hash length. TLS 1.3's rsa_pss_rsae_* schemes fix "
         "the salt to the digest length and webpki matches the exact parameters; a generic PSS "

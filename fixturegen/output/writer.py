@@ -130,7 +130,10 @@ def _time_text(validity: bytes, index: int) -> str:
     from fixturegen.certs.der import children
 
     raw = children(validity)[index]
-    text = raw[2:].decode()
+    text = raw[2:].decode("ascii", "replace")
+    if not (len(text) == (13 if raw[0] == 0x17 else 15) and text[:-1].isdigit()
+            and text.endswith("Z")):
+        return text  # a deliberately malformed time: its text as written
     if raw[0] == 0x17:
         year = int(text[:2])
         text = f"{1900 + year if year >= 50 else 2000 + year}{text[2:]}"

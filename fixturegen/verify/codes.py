@@ -66,4 +66,5 @@ BORDERLINE_FLAGS: dict[str, str] = {
     "high-s-host-signature": "a secp256k1 host signature whose s is above n/2",
     "weak-rsa-key": "an RSA certificate key under 2048 bits",
     "pss-salt-length": "RSA-PSS with a salt length other than the hash length",
+    "generalized-time-before-2050": "a 1950..2049 validity time written as GeneralizedTime",
 }

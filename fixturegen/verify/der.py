@@ -143,8 +143,20 @@ def boolean(buf: bytes, start: int, end: int) -> bool:
     return buf[start] == 0xFF
 
 
+#: 1950-01-01 and 2050-01-01 as seconds since the epoch: RFC 5280 wants UTCTime between them.
+UTCTIME_RANGE = (-631152000, 2524608000)
+
+
+def generalized_in_utctime_range(tag: int, seconds: int) -> bool:
+    """A GeneralizedTime for a date RFC 5280 wants as UTCTime (flagged, not rejected)."""
+    return tag == 0x18 and UTCTIME_RANGE[0] <= seconds < UTCTIME_RANGE[1]
+
+
 def time_seconds(buf: bytes, tag: int, start: int, end: int) -> int:
-    """Seconds since the epoch of a UTCTime / GeneralizedTime in RFC 5280's one DER form."""
+    """Seconds since the epoch of a UTCTime / GeneralizedTime in its one DER form (seconds, Z,
+    no fraction). GeneralizedTime is accepted for any year 0001..9999: before 1950 it is the only
+    encoding, and 1950..2049 in GeneralizedTime is what :func:`generalized_in_utctime_range`
+    lets the verifier flag."""
     text = buf[start:end]
     if tag == 0x17:
         if len(text) != 13 or text[12:] != b"Z" or not text[:12].isdigit():
@@ -156,8 +168,8 @@ def time_seconds(buf: bytes, tag: int, start: int, end: int) -> int:
         if len(text) != 15 or text[14:] != b"Z" or not text[:14].isdigit():
             raise DERError("GeneralizedTime must be YYYYMMDDHHMMSSZ")
         year = int(text[:4])
-        if year < 2050:
-            raise DERError("GeneralizedTime for a year before 2050 (RFC 5280 wants UTCTime)")
+        if year == 0:
+            raise DERError("GeneralizedTime year 0000")
         rest = text[4:14]
     else:
         raise DERError(f"expected a time, found tag 0x{tag:02x}")

@@ -261,6 +261,8 @@ class Verifier:
             raise Reject("chain_length", f"{len(certificates)} certificates presented, not 1")
         # 3. validity
         checks.append("validity")
+        if cert.generalized_time_before_2050:
+            _flag(run, "generalized-time-before-2050")
         if now < cert.not_before:
             raise Reject("not_yet_valid", f"notBefore {_iso(cert.not_before)} is in the future")
         if now > cert.not_after:

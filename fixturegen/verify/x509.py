@@ -10,6 +10,7 @@ from fixturegen.verify.der import (
     boolean,
     elements,
     expect,
+    generalized_in_utctime_range,
     integer,
     oid_text,
     time_seconds,
@@ -36,6 +37,8 @@ class ParsedCertificate:
     subject: bytes
     not_before: int
     not_after: int
+    #: A 1950..2049 time written as GeneralizedTime (RFC 5280 wants UTCTime; flagged).
+    generalized_time_before_2050: bool
     unique_ids: bool
     extensions: list[Extension]
 
@@ -161,11 +164,13 @@ def parse_certificate(buf: bytes, memo: Memo | None = None) -> ParsedCertificate
         times = elements(buf, vs, ve)
         if len(times) != 2:
             raise DERError("validity is not { notBefore, notAfter }")
-        window = (time_seconds(buf, times[0][0], times[0][2], times[0][3]),
-                  time_seconds(buf, times[1][0], times[1][2], times[1][3]))
+        before = time_seconds(buf, times[0][0], times[0][2], times[0][3])
+        after = time_seconds(buf, times[1][0], times[1][2], times[1][3])
+        window = (before, after, generalized_in_utctime_range(times[0][0], before)
+                  or generalized_in_utctime_range(times[1][0], after))
         memo.put(_VALIDITY, buf[vp:ve], window)
     assert isinstance(window, tuple)
-    not_before, not_after = window
+    not_before, not_after, generalized_early = window
     tag, sp, subs, sube = next(it)
     if tag != 0x30:
         raise DERError("subject is not a Name")
@@ -231,6 +236,7 @@ def parse_certificate(buf: bytes, memo: Memo | None = None) -> ParsedCertificate
         subject=buf[sp:sube],
         not_before=not_before,
         not_after=not_after,
+        generalized_time_before_2050=generalized_early,
         unique_ids=unique_ids,
         extensions=extensions,
     )
