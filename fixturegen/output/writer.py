@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -278,8 +279,44 @@ def clean_stale(out: Path) -> list[Path]:
     return removed
 
 
+MAX_MANIFEST_BYTES = 64 << 20
+#: What a corpus folder holds: the files ``write_tree`` writes, and the reports folder that
+#: ``fixturegen harness run`` adds (kept across a rebuild).
+CORPUS_ENTRIES = frozenset({"certs", "keys", "manifest.json", "manifest.schema.json",
+                            "README.md", "transcripts.json", "transcripts.schema.json"})
+KEPT_ENTRIES = frozenset({"conformance"})
+
+
+def foreign_entries(out: Path) -> list[str]:
+    """Why ``out`` is not a folder fixturegen may replace: [] when it is empty or a corpus it
+    wrote (a manifest whose ``generator.name`` is fixturegen, and nothing else beside it)."""
+    try:
+        names = sorted(p.name for p in out.iterdir())
+    except OSError as exc:
+        return [f"cannot list it ({exc.strerror or exc})"]
+    if not names:
+        return []
+    manifest = out / "manifest.json"
+    try:
+        if manifest.is_symlink() or not manifest.is_file():
+            raise ValueError
+        if manifest.stat().st_size > MAX_MANIFEST_BYTES:
+            raise ValueError
+        data = json.loads(manifest.read_bytes())
+        if not (isinstance(data, dict) and isinstance(data.get("generator"), dict)
+                and data["generator"].get("name") == "fixturegen"):
+            raise ValueError
+    except (OSError, ValueError, RecursionError):
+        return ["no manifest.json written by fixturegen"]
+    return [n for n in names if n not in CORPUS_ENTRIES | KEPT_ENTRIES]
+
+
 def _replace(out: Path, staged: Path) -> None:
     if out.exists():
+        for name in KEPT_ENTRIES:  # reports of an earlier harness run survive the rebuild
+            kept = out / name
+            if kept.is_dir() and not kept.is_symlink():
+                os.replace(kept, staged / name)
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
         os.replace(out, old)
         os.replace(staged, out)
@@ -307,8 +344,14 @@ def generate(
     """
     cases = select(only)
     out = out.absolute()
+    if out.is_symlink():
+        raise OutputError(f"{out} is a symbolic link: give the folder itself")
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out} exists and is not a folder")
+    if out.is_dir() and (foreign := foreign_entries(out)):
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise OutputError(f"{out} is not empty and not a corpus fixturegen wrote ({shown}); "
+                          "nothing was changed: give an empty or new folder")
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
