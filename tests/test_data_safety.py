@@ -65,3 +65,78 @@ def test_an_empty_folder_and_a_symlink(tmp_path: Path) -> None:
     run = _generate("link", tmp_path)
     assert run.returncode == 2 and "symbolic link" in run.stderr
     assert (tmp_path / "empty" / "manifest.json").exists()
+
+
+# -- paths from a manifest are confined to the corpus -------------------------------------------
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+HOSTILE = ["../../../../etc/passwd", "/etc/passwd", "certs/../../outside.der", "link-out.der",
+           "certs/a\x00b.der", 7, None, "", "certs"]
+
+
+def _hostile_corpus(corpus: Path, tmp_path: Path, field: str, value: object) -> Path:
+    """A copy of the corpus whose first fixture's ``field`` (or first vector's certificate path)
+    is ``value``; beside it a file it must never read, and a symlink pointing at that file."""
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    secret = tmp_path / "outside.der"
+    secret.write_bytes((corpus / "certs/matrix.ed25519.ed25519.fixed.der").read_bytes())
+    os.symlink(secret, root / "link-out.der")
+    manifest = json.loads((root / "manifest.json").read_text())
+    if field == "chain":
+        manifest["fixtures"][0]["chain"] = [value]
+    elif field == "certificate_key_path":
+        manifest["fixtures"][0]["certificate_key_path"] = value
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    if field == "certificate_path":
+        t = json.loads((root / "transcripts.json").read_text())
+        t["vectors"][0]["certificate_path"] = value
+        (root / "transcripts.json").write_text(json.dumps(t))
+    return root
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=[repr(v)[:30] for v in HOSTILE])
+def test_verify_manifest_refuses_paths_out_of_the_corpus(corpus: Path, tmp_path: Path,
+                                                         value: object) -> None:
+    from fixturegen.verify.manifest_check import check_manifest
+
+    root = _hostile_corpus(corpus, tmp_path, "chain", value)
+    problems, _ = check_manifest(root / "manifest.json")
+    first = json.loads((root / "manifest.json").read_text())["fixtures"][0]["id"]
+    assert [(p.id, p.what) for p in problems] == [(first, "file")]
+
+
+@pytest.mark.parametrize("value", HOSTILE[:5], ids=[repr(v)[:30] for v in HOSTILE[:5]])
+def test_verify_transcripts_refuses_paths_out_of_the_corpus(corpus: Path, tmp_path: Path,
+                                                            value: object) -> None:
+    from fixturegen.verify.transcript import check_transcripts
+
+    root = _hostile_corpus(corpus, tmp_path, "certificate_path", value)
+    problems, _ = check_transcripts(root / "transcripts.json")
+    assert problems and all(p.what == "file" for p in problems[:1])
+    assert "corpus" in problems[0].got or "NUL" in problems[0].got
+
+
+@pytest.mark.parametrize("field", ["chain", "certificate_key_path"])
+@pytest.mark.parametrize("value", HOSTILE[:5], ids=[repr(v)[:30] for v in HOSTILE[:5]])
+def test_the_harness_refuses_paths_out_of_the_corpus(corpus: Path, tmp_path: Path,
+                                                     field: str, value: object) -> None:
+    from fixturegen.harness.requests import CorpusError, load_corpus
+
+    root = _hostile_corpus(corpus, tmp_path, field, value)
+    with pytest.raises(CorpusError, match=r"corpus|NUL"):
+        load_corpus(root)
+
+
+def test_a_corpus_without_its_keys_still_loads(corpus: Path, tmp_path: Path) -> None:
+    from fixturegen.harness.requests import load_corpus
+
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    shutil.rmtree(root / "keys")
+    _, cases = load_corpus(root, transcripts=False)
+    assert cases and all(c.request.certificate_key is None for c in cases)

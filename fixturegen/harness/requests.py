@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from fixturegen.harness.protocol import Request
+from fixturegen.verify.inputs import InputError, MissingFile, read_confined
+
+#: A certificate key file (PKCS#8 PEM); the largest, RSA-8192, is under 7 KB.
+MAX_KEY_BYTES = 64 * 1024
 
 
 class CorpusError(Exception):
@@ -67,9 +71,9 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
     def blob(rel: str) -> str:
         if rel not in blobs:
             try:
-                blobs[rel] = _b64((corpus / rel).read_bytes())
-            except OSError as exc:
-                raise CorpusError(f"cannot read {corpus / rel}: {exc}") from exc
+                blobs[rel] = _b64(read_confined(corpus, rel))
+            except InputError as exc:
+                raise CorpusError(f"{corpus / 'manifest.json'}: {exc}") from None
         return blobs[rel]
 
     cases: list[HarnessCase] = []
@@ -79,8 +83,17 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
             fixtures[fx["id"]] = fx
             key_path = fx.get("certificate_key_path")
             key = None
-            if key_path and (corpus / key_path).exists():
-                key = (corpus / key_path).read_text()
+            if key_path:
+                try:
+                    key = read_confined(corpus, key_path, MAX_KEY_BYTES).decode("ascii")
+                except MissingFile:
+                    key = None  # a corpus without its keys folder: the adapters get no key
+                except InputError as exc:
+                    raise CorpusError(f"{corpus / 'manifest.json'}: certificate key: {exc}"
+                                      ) from None
+                except UnicodeDecodeError:
+                    raise CorpusError(f"{corpus / 'manifest.json'}: certificate key "
+                                      f"{key_path!r} is not a PEM file") from None
             request = Request(id=fx["id"], kind="certificate",
                               certificates=[blob(p) for p in fx["chain"]],
                               expect_peer_id=fx.get("expect_peer_id"), certificate_key=key)

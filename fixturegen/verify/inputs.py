@@ -28,6 +28,10 @@ class InputError(Exception):
     """The input cannot be read at all (not a verdict: an error for that input)."""
 
 
+class MissingFile(InputError):
+    """A well-formed corpus path that names no file."""
+
+
 def printable(text: str) -> str:
     """``text`` as the terminal can print it (undecodable file-name bytes escaped, not raised)."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
@@ -73,6 +77,37 @@ def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
         os.close(fd)
 
 
+def confined(root: Path, rel: object) -> Path:
+    """``root / rel`` for a path taken from a manifest, transcripts or results file, or an
+    InputError: ``rel`` must be a relative path without ``..``, NUL or backslash, and must
+    resolve (symbolic links followed) to a regular file inside ``root``. A corpus is something
+    people download; it must not be able to make a command read the rest of the machine."""
+    if not isinstance(rel, str) or not rel or len(rel) > 1024:
+        raise InputError(f"path {printable(repr(rel))[:80]} is not a file name in the corpus")
+    shown = printable(repr(rel))[:120]
+    if "\x00" in rel or "\\" in rel:
+        raise InputError(f"path {shown} contains NUL or a backslash")
+    parts = Path(rel).parts
+    if Path(rel).is_absolute() or ".." in parts:
+        raise InputError(f"path {shown} is absolute or leaves the corpus (..)")
+    try:
+        base = root.resolve(strict=True)
+        target = (root / rel).resolve(strict=True)
+    except FileNotFoundError:
+        raise MissingFile(f"path {shown}: no such file") from None
+    except (OSError, RuntimeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"path {shown}: {reason}") from None
+    if not target.is_relative_to(base):
+        raise InputError(f"path {shown} is a symbolic link out of the corpus")
+    return target
+
+
+def read_confined(root: Path, rel: object, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a corpus file named in a manifest (see :func:`confined`), size-capped."""
+    return read_bounded(confined(root, rel), limit)
+
+
 def pem_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
     """(label, body) of every PEM block, in one forward pass (linear in the input)."""
     blocks: list[tuple[bytes, bytes]] = []
@@ -93,9 +128,11 @@ def pem_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
         pos = end + len(marker)
 
 
-def read_certificates(path: Path) -> list[bytes]:
-    """The presented certificates in ``path``: PEM blocks (a chain), or the whole file as DER."""
-    data = read_bounded(path)
+def read_certificates(path: Path, root: Path | None = None) -> list[bytes]:
+    """The presented certificates in ``path``: PEM blocks (a chain), or the whole file as DER.
+
+    With ``root``, ``path`` is a name taken from a manifest and is confined to ``root``."""
+    data = read_confined(root, str(path)) if root is not None else read_bounded(path)
     name = printable(str(path))
     if data.lstrip().startswith(_BEGIN):
         certificates = []

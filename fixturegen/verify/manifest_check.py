@@ -52,7 +52,9 @@ def check_manifest(path: Path, verifier: Verifier | None = None, at: datetime | 
     for f in fixtures:
         try:
             fid = str(f["id"])
-            chain = [root / p for p in f["chain"]]
+            chain = list(f["chain"])
+            if not chain:
+                raise TypeError
             expected = f["expected"]
             want_error = expected["error"]
             want_peer = expected["peer_id"]
@@ -61,7 +63,9 @@ def check_manifest(path: Path, verifier: Verifier | None = None, at: datetime | 
         except (KeyError, TypeError):
             raise ManifestError(f"{path}: a fixture lacks id, chain or expected") from None
         try:
-            certs = [c for p in chain for c in read_certificates(p)]
+            if not all(isinstance(p, str) for p in chain):
+                raise InputError("a chain entry is not a file name")
+            certs = [c for p in chain for c in read_certificates(Path(p), root)]
         except InputError as exc:
             problems.append(Disagreement(fid, "file", "readable", str(exc)))
             continue

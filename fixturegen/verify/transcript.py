@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 
+from fixturegen.verify.inputs import InputError, read_confined
 from fixturegen.verify.manifest_check import Disagreement, ManifestError
 from fixturegen.verify.verifier import Verdict, Verifier
 
@@ -135,7 +136,10 @@ def check_transcripts(path: Path, checker: TranscriptChecker | None = None
         try:
             rel = v["certificate_path"]
             if rel not in files:
-                files[rel] = (path.parent / rel).read_bytes()
+                try:
+                    files[rel] = read_confined(path.parent, rel)
+                except InputError as exc:
+                    raise OSError(str(exc)) from None
             verdict = checker.verify(
                 files[rel], v["context"], v["signature_scheme"], int(v["code_point"]),
                 bytes.fromhex(v["transcript_hash"]), bytes.fromhex(v["signature"]),
