@@ -140,3 +140,53 @@ def test_a_corpus_without_its_keys_still_loads(corpus: Path, tmp_path: Path) -> 
     shutil.rmtree(root / "keys")
     _, cases = load_corpus(root, transcripts=False)
     assert cases and all(c.request.certificate_key is None for c in cases)
+
+
+def _harness(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", *args],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("name", ["../../../x", "a/b", ".hidden", "x" * 65, "a b"],
+                         ids=["dotdot", "slash", "dot", "long", "space"])
+def test_harness_run_refuses_a_name_that_is_not_a_file_name(corpus: Path, tmp_path: Path,
+                                                           name: str) -> None:
+    run = _harness("--corpus", str(corpus), "--out", str(tmp_path / "r"), "--name", name,
+                   "--", sys.executable, "-c", "pass")
+    assert run.returncode == 2 and "--name" in run.stderr and run.stderr.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_harness_reports_are_never_written_through_a_symlink(corpus: Path,
+                                                             tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root, ignore=shutil.ignore_patterns("conformance"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, root / "conformance")
+    run = _harness("--corpus", str(root), "--", sys.executable, "-c", "pass")
+    assert run.returncode == 2 and "symbolic link" in run.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_jobs_are_capped_by_the_work(tmp_path: Path) -> None:
+    from fixturegen.output.writer import render_all, select
+
+    cases = select("matrix.ed25519.*")
+    assert len(cases) < 16
+    calls: list[int] = []
+    import concurrent.futures
+
+    original = concurrent.futures.ProcessPoolExecutor.__init__
+
+    def spy(self: object, max_workers: int | None = None, **kw: object) -> None:
+        calls.append(max_workers or 0)
+        original(self, max_workers=max_workers, **kw)  # type: ignore[arg-type]
+
+    concurrent.futures.ProcessPoolExecutor.__init__ = spy  # type: ignore[method-assign]
+    try:
+        rendered = render_all(cases, b"seed", workers=1000)
+    finally:
+        concurrent.futures.ProcessPoolExecutor.__init__ = original  # type: ignore[method-assign]
+    assert len(rendered) == len(cases)
+    assert all(n <= len(cases) // 4 + 1 for n in calls)

@@ -9,6 +9,7 @@ results of the implementations it ran.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -102,6 +103,9 @@ def run(
             targets.append(Target(adapter.name, adapter.package, adapter.version,
                                   adapter.verifier, tuple(adapter.argv())))
     if command:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or ".." in name:
+            fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
+                 "files), at most 64")
         targets.append(Target(name, "custom", version, "custom adapter", tuple(command)))
     if not targets:
         fail("nothing to run: give --impl NAME (or --impl all) or '-- COMMAND ARGS...'")
@@ -113,7 +117,12 @@ def run(
     except CorpusError as exc:
         fail(f"{exc} (build the corpus with 'make fixtures')")
     folder = out if out is not None else corpus / "conformance"
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.is_symlink() or (out is None and not _inside(folder, corpus)):
+        fail(f"{folder} is a symbolic link: reports are never written through one")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot create {folder}: {exc.strerror or exc}")
     done: list[Implementation] = []
     broken: str | None = None
     results = results_file(corpus, seed, cases, done)
@@ -193,6 +202,14 @@ def list_adapters() -> None:
     for a in SHIPPED:
         state = "built" if a.built() else "not built"
         typer.echo(f"{a.name:16} {a.package} {a.version:8} {state:9} {a.verifier}")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """``path`` (which may not exist yet) resolves inside ``root``."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -144,7 +144,8 @@ def _time_text(validity: bytes, index: int) -> str:
 def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | None = None,
                workers: int | None = None) -> list[Rendered]:
     """Build the cases, on every core; the result is in catalogue order whatever the timing."""
-    workers = workers or min(len(cases) // 16 + 1, os.cpu_count() or 1, 4)
+    workers = min(workers or min(len(cases) // 16 + 1, 4), len(cases) // 4 + 1,
+                  os.cpu_count() or 1)  # capped by the work and the machine: --jobs 1000 forks 2
     ids = [c.id for c in cases]
     results: Iterable[Rendered]
     if workers <= 1:
