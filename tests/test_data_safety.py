@@ -190,3 +190,32 @@ def test_jobs_are_capped_by_the_work(tmp_path: Path) -> None:
         concurrent.futures.ProcessPoolExecutor.__init__ = original  # type: ignore[method-assign]
     assert len(rendered) == len(cases)
     assert all(n <= len(cases) // 4 + 1 for n in calls)
+
+
+@pytest.mark.parametrize("failing", [1, 2], ids=["first-rename", "second-rename"])
+def test_a_failed_replace_keeps_the_corpus_and_its_reports(tmp_path: Path, failing: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from fixturegen.output import writer
+
+    out = tmp_path / "out"
+    writer.generate(out, only="matrix.ed25519.ed25519.*", workers=1)
+    (out / "conformance").mkdir()
+    (out / "conformance" / "results.json").write_text("{}")
+    before = _tree(out)
+    real = os.replace
+    renames = []
+
+    def replace(src: object, dst: object) -> None:
+        if Path(str(src)).name.startswith(".out.tmp-") or Path(str(dst)).name.startswith(
+                ".out.old-"):
+            renames.append(src)
+            if len(renames) == failing:
+                raise OSError(28, "No space left on device")
+        real(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer.os, "replace", replace)
+    with pytest.raises(writer.OutputError):
+        writer.generate(out, only="matrix.ed25519.*", workers=1)
+    monkeypatch.undo()
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -314,13 +314,24 @@ def foreign_entries(out: Path) -> list[str]:
 
 def _replace(out: Path, staged: Path) -> None:
     if out.exists():
+        moved = []
         for name in KEPT_ENTRIES:  # reports of an earlier harness run survive the rebuild
             kept = out / name
             if kept.is_dir() and not kept.is_symlink():
                 os.replace(kept, staged / name)
+                moved.append(name)
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, old)
-        os.replace(staged, out)
+        try:
+            os.replace(out, old)
+            try:
+                os.replace(staged, out)
+            except OSError:
+                os.replace(old, out)
+                raise
+        except OSError:
+            for name in moved:  # the replace failed: the reports go back where they were
+                os.replace(staged / name, out / name)
+            raise
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(staged, out)
