@@ -78,8 +78,9 @@ def run(
         help="Where the reports go (default: CORPUS/conformance).")] = None,
     timeout: Annotated[float, typer.Option(min=0.01, help="Seconds per case before 'hang'.")
                        ] = DEFAULT_TIMEOUT,
-    startup: Annotated[float, typer.Option(min=0.0, help="Extra seconds for the first case "
-                                           "after the adapter (re)starts.")] = DEFAULT_STARTUP,
+    startup: Annotated[float, typer.Option(min=0.0, help="Extra seconds for the adapter's first "
+                                           "answer (a restart gets what the first start needed, "
+                                           "at most this).")] = DEFAULT_STARTUP,
     known: Annotated[Path | None, typer.Option(
         help="Accepted divergences ('IMPLEMENTATION CASE-ID' per line); exit 1 on new ones."
     )] = None,

@@ -1,28 +1,43 @@
-"""Run one adapter process over a list of requests.
+"""Run one adapter process over a list of requests, bounded in time, memory and processes.
 
 One process serves every case. Each request is written as a line; the driver then waits up to
-``timeout`` seconds for the answer line (the first case after a start also gets ``startup``
-seconds). What can go wrong, and what the case becomes:
+``timeout`` seconds for the answer line. What can go wrong, and what the case becomes:
 
 - no answer in time: ``hang``; the process is killed and a new one started for the next case;
 - the process exits (or closes stdout) before answering: ``crash``; a new one is started;
-- the answer is not a JSON object matching the reply schema, or names another case: ``error``;
-  the process is restarted when the stream can no longer be trusted (a wrong id).
+- the answer is not a JSON object matching the reply schema (not UTF-8, a lone surrogate,
+  nested too deep, longer than ``MAX_REPLY`` bytes, an unknown verdict), or names another
+  case: ``error``; the process is restarted when the stream can no longer be trusted (a wrong
+  id, an over-long line);
+- a second answer to the case just answered: that case becomes ``error`` ("answered twice")
+  and the driver goes on waiting for the current one.
 
-If a process cannot be started at all (the command is missing), ``AdapterStartError`` is raised:
-that is a broken adapter, not a finding.
+Bounds. The first start gets ``startup`` extra seconds for its first answer (interpreters and
+JITs warm up). A restart gets the time that first answer actually took, at most ``startup``, so
+an adapter that never answers does not pay the full grace on every restart. An adapter that has
+answered nothing in its first ``DEAD_STARTS`` starts is broken: the remaining cases are not sent
+and get the failure of its last start (``hang`` or ``crash``). Replies are read in buffered
+chunks, one line at most ``MAX_REPLY`` bytes; the adapter's stderr is kept up to ``MAX_STDERR``
+bytes. Every adapter runs in its own process group, killed whole on a restart and at the end, so
+nothing it started survives the run.
+
+If the process cannot be started at all (the command is missing), ``AdapterStartError`` is
+raised: that is a broken adapter, not a finding. If a restart cannot start, that case is
+``crash`` and the answers gathered so far are kept.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
+import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -32,7 +47,12 @@ from fixturegen.harness.protocol import Reply, Request
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP = 60.0
+MAX_REPLY = 4 * 1024 * 1024  # a generate reply carries a chain: 16 certificates of 64 KiB, base64
+MAX_STDERR = 8 * 1024 * 1024
+DEAD_STARTS = 3
+_CHUNK = 64 * 1024
 _EOF = object()
+_TOO_LONG = object()
 
 
 class AdapterStartError(Exception):
@@ -49,6 +69,7 @@ class Answer:
     error: str | None
     failure: str | None  # hang | crash | error | None
     seconds: float
+    reply: Reply | None = None  # the validated reply, for request kinds that carry more
 
 
 class _Process:
@@ -56,47 +77,109 @@ class _Process:
         try:
             self.proc = subprocess.Popen(
                 list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=stderr if stderr is not None else subprocess.DEVNULL,
-                cwd=cwd, bufsize=0)
-        except OSError as exc:
+                stderr=subprocess.PIPE if stderr is not None else subprocess.DEVNULL,
+                cwd=cwd, bufsize=0, start_new_session=True)
+        except (OSError, ValueError) as exc:
             raise AdapterStartError(f"cannot start {' '.join(argv)}: {exc}") from exc
-        self.lines: queue.Queue[object] = queue.Queue()
-        self.fresh = True
+        self.lines: queue.Queue[object] = queue.Queue(maxsize=16)
+        self.answered = 0
+        self._stopping = threading.Event()
         threading.Thread(target=self._pump, daemon=True).start()
+        if stderr is not None:
+            threading.Thread(target=self._keep_stderr, args=(stderr,), daemon=True).start()
+
+    def _put(self, item: object) -> bool:
+        while not self._stopping.is_set():
+            try:
+                self.lines.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def _pump(self) -> None:
+        """Split stdout into lines of at most MAX_REPLY bytes; an over-long one is _TOO_LONG."""
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(_EOF)
+        fd = self.proc.stdout.fileno()
+        buffer = bytearray()
+        skipping = False
+        while True:
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except (OSError, ValueError):
+                chunk = b""
+            if not chunk:
+                break
+            seen = len(buffer)  # only the new bytes can hold a newline not yet found
+            buffer += chunk
+            while (cut := buffer.find(b"\n", seen)) >= 0:
+                line = bytes(buffer[:cut + 1])
+                del buffer[:cut + 1]
+                seen = 0
+                if skipping:
+                    skipping = False
+                elif not self._put(line):
+                    return
+            if len(buffer) > MAX_REPLY:
+                buffer.clear()
+                if not skipping:
+                    skipping = True
+                    if not self._put(_TOO_LONG):
+                        return
+        if buffer and not skipping:
+            self._put(bytes(buffer))
+        self._put(_EOF)
+
+    def _keep_stderr(self, sink: IO[bytes]) -> None:
+        assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
+        kept = 0
+        while True:
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
+            if kept < MAX_STDERR:
+                piece = chunk[:MAX_STDERR - kept]
+                kept += len(piece)
+                with contextlib.suppress(OSError, ValueError):
+                    sink.write(piece)
+                    if kept >= MAX_STDERR:
+                        sink.write(b"\n[fixturegen: stderr cut here, at its size limit]\n")
+                    sink.flush()
 
     def send(self, line: bytes) -> bool:
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(line)
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):
             return False
         return True
 
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        """Kill the adapter and everything it started (its process group)."""
+        self._stopping.set()
+        self._kill_group()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
 
     def close(self) -> None:
-        """End of the corpus: close stdin and let the adapter exit on its own."""
+        """End of the corpus: close stdin, let the adapter exit on its own, then stop the rest."""
         assert self.proc.stdin is not None
-        try:
+        with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
             self.proc.stdin.close()
             self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
         self.stop()
 
 
@@ -108,6 +191,43 @@ def _exit_text(proc: subprocess.Popen[bytes]) -> str:
     return f"exited with status {code}" if code >= 0 else f"killed by signal {-code}"
 
 
+class _Run:
+    """The state of one adapter over the request list."""
+
+    def __init__(self, argv: Sequence[str], timeout: float, startup: float,
+                 stderr: IO[bytes] | None, cwd: Path | None) -> None:
+        self.argv, self.timeout, self.startup = argv, timeout, startup
+        self.stderr, self.cwd = stderr, cwd
+        self.proc: _Process | None = None
+        self.starts = 0
+        self.dead_starts = 0  # starts in a row that answered nothing
+        self.ever_answered = False
+        self.warmup: float | None = None  # what the first start needed for its first answer
+        self.last_failure = "hang"
+
+    def grace(self) -> float:
+        if self.starts == 1:
+            return self.startup
+        return min(self.startup, self.warmup if self.warmup is not None else 0.0)
+
+    def start(self) -> _Process:
+        if self.proc is None:
+            self.proc = _Process(self.argv, self.stderr, self.cwd)
+            self.starts += 1
+        return self.proc
+
+    def drop(self, failure: str) -> None:
+        self.last_failure = failure
+        if self.proc is not None:
+            if self.proc.answered == 0:
+                self.dead_starts += 1
+            self.proc.stop()
+            self.proc = None
+
+    def broken(self) -> bool:
+        return not self.ever_answered and self.dead_starts >= DEAD_STARTS
+
+
 def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DEFAULT_TIMEOUT,
         startup: float = DEFAULT_STARTUP, stderr_path: Path | None = None,
         cwd: Path | None = None,
@@ -115,54 +235,92 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
     """Send every request to one adapter process (restarted after a hang or crash)."""
     stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
     answers: list[Answer] = []
-    proc: _Process | None = None
+    state = _Run(argv, timeout, startup, stderr, cwd)
     try:
-        for request in requests:
-            if proc is None:
-                proc = _Process(argv, stderr, cwd)
-            line = (request.model_dump_json() + "\n").encode()
-            start = time.perf_counter()
-            limit = timeout + (startup if proc.fresh else 0.0)
-            proc.fresh = False
-            answer: Answer
-            if not proc.send(line):
-                answer = Answer(request.id, None, None,
-                                f"adapter {_exit_text(proc.proc)} before reading the request",
-                                "crash", time.perf_counter() - start)
-                proc.stop()
-                proc = None
-            else:
-                try:
-                    raw = proc.lines.get(timeout=limit)
-                except queue.Empty:
-                    raw = None
-                elapsed = time.perf_counter() - start
-                if raw is None:
-                    answer = Answer(request.id, None, None,
-                                    f"no answer within {limit:g} s", "hang", elapsed)
-                    proc.stop()
-                    proc = None
-                elif raw is _EOF:
-                    answer = Answer(request.id, None, None,
-                                    f"adapter {_exit_text(proc.proc)} without answering",
-                                    "crash", elapsed)
-                    proc.stop()
-                    proc = None
-                else:
-                    assert isinstance(raw, bytes)
-                    answer, in_step = _parse(request.id, raw, elapsed)
-                    if not in_step:  # answers no longer match requests: start afresh
-                        proc.stop()
-                        proc = None
+        for index, request in enumerate(requests):
+            answer = _one(state, request, requests[index - 1].id if index else None, answers)
             answers.append(answer)
             if progress is not None:
                 progress(answer)
     finally:
-        if proc is not None:
-            proc.close()
+        if state.proc is not None:
+            state.proc.close()
         if stderr is not None:
             stderr.close()
     return answers
+
+
+def _one(state: _Run, request: Request, previous: str | None, answers: list[Answer]) -> Answer:
+    if state.broken():
+        return Answer(request.id, None, None,
+                      f"not sent: the adapter answered nothing in {state.dead_starts} starts",
+                      state.last_failure, 0.0)
+    try:
+        proc = state.start()
+    except AdapterStartError as exc:
+        if state.starts == 0:
+            raise
+        return Answer(request.id, None, None, f"restart failed: {exc}", "crash", 0.0)
+    line = (request.model_dump_json() + "\n").encode()
+    start = time.perf_counter()
+    limit = state.timeout + (state.grace() if proc.answered == 0 else 0.0)
+    if not proc.send(line):
+        text = f"adapter {_exit_text(proc.proc)} before reading the request"
+        state.drop("crash")
+        return Answer(request.id, None, None, text, "crash", time.perf_counter() - start)
+    while True:
+        left = limit - (time.perf_counter() - start)
+        try:
+            raw = proc.lines.get(timeout=max(0.0, left))
+        except queue.Empty:
+            state.drop("hang")
+            return Answer(request.id, None, None, f"no answer within {limit:g} s", "hang",
+                          time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        if raw is _EOF:
+            text = f"adapter {_exit_text(proc.proc)} without answering"
+            state.drop("crash")
+            return Answer(request.id, None, None, text, "crash", elapsed)
+        if raw is _TOO_LONG:
+            state.drop("error")
+            return Answer(request.id, None, None,
+                          f"answer longer than {MAX_REPLY} bytes", "error", elapsed)
+        assert isinstance(raw, bytes)
+        if proc.answered == 0 and state.starts == 1 and state.warmup is None:
+            state.warmup = elapsed
+        proc.answered += 1
+        state.ever_answered = True
+        state.dead_starts = 0
+        answer, in_step = _parse(request.id, raw, elapsed)
+        if (previous is not None and answer.failure == "error" and answer.reply is None
+                and _names(raw) == previous and answers and answers[-1].failure is None):
+            # A second answer to the case before: that case is in error, this one still open.
+            answers[-1] = replace(answers[-1], verdict=None, peer_id=None,
+                                  error="answered twice", failure="error", reply=None)
+            continue
+        if not in_step:  # answers no longer match requests: start afresh
+            state.drop("error")
+        return answer
+
+
+def _names(raw: bytes) -> str | None:
+    """The id a reply line names, if it is readable at all."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _clean(text: str | None) -> bool:
+    if text is None:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse(case: str, raw: bytes, elapsed: float) -> tuple[Answer, bool]:
@@ -171,9 +329,13 @@ def _parse(case: str, raw: bytes, elapsed: float) -> tuple[Answer, bool]:
     try:
         data = json.loads(raw)
         reply = Reply.model_validate(data)
-    except (ValueError, ValidationError):
+    except (ValueError, ValidationError, RecursionError):
         return Answer(case, None, None, f"unreadable answer: {shown!r}", "error", elapsed), True
+    if not all(_clean(t) for t in (reply.id, reply.peer_id, reply.error)):
+        return (Answer(case, None, None, "answer holds text that is not Unicode (a lone "
+                       "surrogate)", "error", elapsed), reply.id == case)
     if reply.id != case:
         return (Answer(case, None, None, f"the answer names case {reply.id!r}", "error",
                        elapsed), False)
-    return Answer(case, reply.verdict, reply.peer_id, reply.error, None, elapsed), True
+    return (Answer(case, reply.verdict, reply.peer_id, reply.error, None, elapsed, reply),
+            True)
