@@ -21,6 +21,7 @@ from typer._click import exceptions as click
 
 from fixturegen import __version__
 from fixturegen.harness.commands import harness_app
+from fixturegen.verify.inputs import printable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None, help="libp2p TLS certificate fixtures.")
@@ -33,7 +34,8 @@ EXIT_INTERRUPTED = 130
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    typer.echo(f"fixturegen: error: {message}", err=True)
+    line = " ".join(printable(message).split())  # one line, printable whatever it holds
+    typer.echo(f"fixturegen: error: {line}", err=True)
     raise typer.Exit(code)
 
 

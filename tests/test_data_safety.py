@@ -102,9 +102,13 @@ def _hostile_corpus(corpus: Path, tmp_path: Path, field: str, value: object) -> 
 @pytest.mark.parametrize("value", HOSTILE, ids=[repr(v)[:30] for v in HOSTILE])
 def test_verify_manifest_refuses_paths_out_of_the_corpus(corpus: Path, tmp_path: Path,
                                                          value: object) -> None:
-    from fixturegen.verify.manifest_check import check_manifest
+    from fixturegen.verify.manifest_check import ManifestError, check_manifest
 
     root = _hostile_corpus(corpus, tmp_path, "chain", value)
+    if not isinstance(value, str):  # not a path at all: the schema refuses the whole file
+        with pytest.raises(ManifestError, match=r"fixtures\[0\]\.chain\[0\]: .* not of type"):
+            check_manifest(root / "manifest.json")
+        return
     problems, _ = check_manifest(root / "manifest.json")
     first = json.loads((root / "manifest.json").read_text())["fixtures"][0]["id"]
     assert [(p.id, p.what) for p in problems] == [(first, "file")]
@@ -219,3 +223,68 @@ def test_a_failed_replace_keeps_the_corpus_and_its_reports(tmp_path: Path, faili
     monkeypatch.undo()
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# -- file modes, odd --out values ----------------------------------------------------------------
+
+
+def test_fresh_fixed_keys_are_0600_and_the_corpus_is_shareable(tmp_path: Path,
+                                                               corpus: Path) -> None:
+    from fixturegen.keys.fixed import generate_fixed
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "ed25519.pem").write_text("an old key, replaced\n")
+    (keys / "ed25519.pem").chmod(0o644)
+    generate_fixed(keys, ["ed25519", "p256"])
+    assert {p.name: p.stat().st_mode & 0o777 for p in keys.glob("*.pem")} == {
+        "ed25519.pem": 0o600, "p256.pem": 0o600}
+    # The corpus (written under pytest's umask, 022 here) is readable by others, keys included.
+    old = os.umask(0o022)
+    os.umask(old)
+    if old == 0o022:
+        assert corpus.stat().st_mode & 0o777 == 0o755
+        assert {p.stat().st_mode & 0o777 for p in (corpus / "keys").iterdir()} == {0o644}
+
+
+def test_harness_reports_go_only_to_a_reports_folder(corpus: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("mine\n")
+    p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--corpus",
+                        str(corpus), "--out", str(home), "--", "/bin/false"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "holds other files and no results.json" in p.stderr
+    assert sorted(x.name for x in home.iterdir()) == ["notes.txt"]
+    reports = tmp_path / "reports"
+    p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--corpus",
+                        str(corpus), "--out", str(reports), "--no-transcripts", "--",
+                        "/bin/false"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 3  # the adapter answered nothing: broken, but the reports exist
+    assert {x.stat().st_mode & 0o777 for x in reports.iterdir() if x.suffix != ".log"} == {0o644}
+    # A folder that holds an earlier results.json is a reports folder: re-rendered in place.
+    p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "report",
+                        str(reports / "results.json")], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    # Beside a results file named otherwise, in a folder of other things: refused.
+    (tmp_path / "elsewhere.json").write_bytes((reports / "results.json").read_bytes())
+    p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "report",
+                        str(tmp_path / "elsewhere.json")], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2 and "holds other files" in p.stderr
+
+
+@pytest.mark.parametrize("command", ["generate", "harness"])
+def test_an_out_path_too_long_for_the_file_system(corpus: Path, tmp_path: Path,
+                                                  command: str) -> None:
+    out = str(tmp_path / ("a" * 300))
+    args = (["generate", "--out", out, "--only", "matrix.ed25519.ed25519.*"]
+            if command == "generate" else
+            ["harness", "run", "--corpus", str(corpus), "--out", out, "--", "/bin/false"])
+    p = subprocess.run([sys.executable, "-m", "fixturegen", *args], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2
+    assert "File name too long" in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert sorted(x.name for x in tmp_path.iterdir()) == []

@@ -19,7 +19,7 @@ import typer
 from fixturegen.harness.adapters import BY_NAME, SHIPPED
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
-from fixturegen.harness.report import write_reports
+from fixturegen.harness.report import ReportFolderError, check_report_folder, write_reports
 from fixturegen.harness.requests import CorpusError, load_corpus
 from fixturegen.harness.results import (
     Implementation,
@@ -31,6 +31,7 @@ from fixturegen.harness.results import (
     load_results,
 )
 from fixturegen.harness.session import Target, mark_known, results_file, run_target
+from fixturegen.verify.inputs import printable
 
 EXIT_OK, EXIT_NEW, EXIT_USAGE, EXIT_ADAPTER = 0, 1, 2, 3
 
@@ -39,7 +40,8 @@ harness_app = typer.Typer(no_args_is_help=True, help="Run third-party implementa
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    typer.echo(f"fixturegen: error: {message}", err=True)
+    line = " ".join(printable(message).split())  # one line, printable whatever it holds
+    typer.echo(f"fixturegen: error: {line}", err=True)
     raise typer.Exit(code)
 
 
@@ -118,12 +120,12 @@ def run(
     except CorpusError as exc:
         fail(f"{exc} (build the corpus with 'make fixtures')")
     folder = out if out is not None else corpus / "conformance"
-    if folder.is_symlink() or (out is None and not _inside(folder, corpus)):
+    if out is None and not _inside(folder, corpus):
         fail(f"{folder} is a symbolic link: reports are never written through one")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        fail(f"cannot create {folder}: {exc.strerror or exc}")
+        check_report_folder(folder)
+    except ReportFolderError as exc:
+        fail(str(exc))
     done: list[Implementation] = []
     broken: str | None = None
     results = results_file(corpus, seed, cases, done)
@@ -175,6 +177,10 @@ def report(
     if known is not None:
         loaded = mark_known(loaded, _known(known))
     folder = out if out is not None else results.parent
+    try:
+        check_report_folder(folder)
+    except ReportFolderError as exc:
+        fail(str(exc))
     write_reports(loaded, folder)
     _finish(loaded, folder, known)
 

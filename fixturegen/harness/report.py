@@ -20,6 +20,7 @@ from fixturegen.harness.results import (
     known_text,
 )
 from fixturegen.output.render import TEMPLATES
+from fixturegen.verify.inputs import printable
 
 IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
 FINDING_ORDER = {"false_accept": 0, "false_reject": 1, "crash": 2, "hang": 3, "error": 4}
@@ -116,6 +117,35 @@ def anchor(impl: str, case: str) -> str:
     return f"f-{impl}-{case}".replace(".", "-")
 
 
+REPORT_FILES = ("results.json", "junit.xml", "summary.md", "index.html", "known-divergences.txt")
+
+
+class ReportFolderError(Exception):
+    """The reports cannot go to that folder (exit 2)."""
+
+
+def check_report_folder(folder: Path) -> None:
+    """Refuse a reports folder that is a symbolic link, not a folder, or a folder of other
+    things: reports go to a new or empty folder, or to one holding an earlier ``results.json``
+    (whose five files, and ``NAME.stderr.log``, they replace). Creates it if it is new."""
+    shown = printable(str(folder))
+    try:
+        if folder.is_symlink():
+            raise ReportFolderError(f"{shown} is a symbolic link: reports are never written "
+                                    "through one")
+        if folder.exists():
+            if not folder.is_dir():
+                raise ReportFolderError(f"{shown} is not a folder")
+            if any(folder.iterdir()) and not (folder / "results.json").is_file():
+                raise ReportFolderError(
+                    f"{shown} holds other files and no results.json: reports go to a new or "
+                    "empty folder, or to an earlier reports folder")
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportFolderError(f"cannot use {shown} for reports: {exc.strerror or exc}"
+                                ) from None
+
+
 def _write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
     """Write each file next to its target, then rename: a reader never sees half a report."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -123,6 +153,7 @@ def _write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
     try:
         for name, text in files:
             fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
+            os.fchmod(fd, 0o644)  # reports are for sharing (mkstemp makes 0600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
             staged.append((Path(tmp_name), folder / name))
@@ -135,9 +166,9 @@ def _write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
 
 
 def write_reports(results: ResultsFile, folder: Path) -> None:
-    _write_all(folder, [("results.json", dump_results(results)), ("junit.xml", junit(results)),
-                        ("summary.md", markdown(results)), ("index.html", html(results)),
-                        ("known-divergences.txt", known_text(results))])
+    texts = (dump_results(results), junit(results), markdown(results), html(results),
+             known_text(results))
+    _write_all(folder, list(zip(REPORT_FILES, texts, strict=True)))
 
 
 def write_results_only(results: ResultsFile, folder: Path) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fixturegen.harness.protocol import Request
 from fixturegen.verify.inputs import InputError, MissingFile, read_confined
+from fixturegen.verify.jsonfile import load_json
 
 #: A certificate key file (PKCS#8 PEM); the largest, RSA-8192, is under 7 KB.
 MAX_KEY_BYTES = 64 * 1024
@@ -46,13 +46,12 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path, schema: str, what: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise CorpusError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise CorpusError(f"{path} is not a JSON object")
+        data = load_json(path, schema, what)
+    except InputError as exc:
+        raise CorpusError(str(exc)) from None
+    assert isinstance(data, dict)
     return data
 
 
@@ -64,7 +63,7 @@ def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
 def load_corpus(corpus: Path, *, transcripts: bool = True
                 ) -> tuple[str | None, list[HarnessCase]]:
     """The corpus seed and its cases, from one read of the manifest."""
-    manifest = _read_json(corpus / "manifest.json")
+    manifest = _read_json(corpus / "manifest.json", "manifest", "fixturegen manifest")
     seed = manifest.get("seed")
     blobs: dict[str, str] = {}
 
@@ -107,7 +106,7 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
                           ) from exc
     if not transcripts or not (corpus / "transcripts.json").exists():
         return seed, cases
-    vectors = _read_json(corpus / "transcripts.json")
+    vectors = _read_json(corpus / "transcripts.json", "transcripts", "transcripts file")
     try:
         for vec in vectors["vectors"]:
             fx = fixtures.get(vec["certificate"], {})

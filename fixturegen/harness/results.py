@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.harness.compare import Outcome
 from fixturegen.output.manifest import json_schema
+from fixturegen.verify.inputs import InputError, printable, read_bounded
+from fixturegen.verify.jsonfile import load_json
 
 SCHEMA_VERSION = 1
 
@@ -77,14 +79,33 @@ def results_schema() -> dict[str, object]:
 
 
 def load_results(path: Path) -> ResultsFile:
+    """A results file, bounded, valid against its schema and consistent with its catalogue."""
+    name = printable(str(path))
     try:
-        return ResultsFile.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        results = ResultsFile.model_validate(
+            load_json(path, "conformance-results", "results file"))
+    except InputError as exc:
+        raise ResultsError(str(exc)) from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ResultsError(f"{path} is not a results file: {where}: {first['msg']}") from exc
+        raise ResultsError(printable(f"{name} is not a results file: {where}: {first['msg']}")
+                           ) from None
+    described = {entry.id for entry in results.catalogue}
+    if len(described) != len(results.catalogue):
+        raise ResultsError(f"{name} is not a results file: a case id twice in its catalogue")
+    names: set[str] = set()
+    for impl in results.implementations:
+        if impl.name in names:
+            raise ResultsError(printable(f"{name} is not a results file: implementation "
+                                         f"{impl.name!r} twice"))
+        names.add(impl.name)
+        for case in impl.cases:
+            if case.id not in described:
+                raise ResultsError(printable(
+                    f"{name} is not a results file: {impl.name} reports case {case.id!r}, "
+                    "which is not in its catalogue"))
+    return results
 
 
 def dump_results(results: ResultsFile) -> str:
@@ -92,6 +113,7 @@ def dump_results(results: ResultsFile) -> str:
 
 
 Known = frozenset[tuple[str, str]]
+MAX_KNOWN_BYTES = 16 * 1024 * 1024
 
 
 def load_known(path: Path) -> Known:
@@ -101,16 +123,21 @@ def load_known(path: Path) -> Known:
     start from the current run's list.
     """
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        text = read_bounded(path, MAX_KNOWN_BYTES).decode("utf-8")
+    except InputError as exc:
+        raise ResultsError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{printable(str(path))} is not a known list: not UTF-8 text "
+                           f"(byte {exc.start})") from None
     known: set[tuple[str, str]] = set()
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
         if len(words) not in (2, 3):
-            raise ResultsError(f"{path}:{number}: expected 'IMPLEMENTATION CASE-ID', got {line!r}")
+            shown = printable(repr(line[:80]))
+            raise ResultsError(f"{printable(str(path))}:{number}: expected "
+                               f"'IMPLEMENTATION CASE-ID', got {shown}")
         known.add((words[0], words[1]))
     return frozenset(known)
 

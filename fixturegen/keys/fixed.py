@@ -7,6 +7,7 @@ were made and the SHA-256 fingerprint of each SubjectPublicKeyInfo.
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -83,6 +84,15 @@ purpose (it can't be: it is public) or a new kind is added (then generate only t
 """
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """A fresh private key is 0600 from its first byte (not chmod-ed after the write). Once
+    committed it is a public test key like the rest of ``keys/``; until then it is nobody's."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
 def generate_fixed(keys_dir: Path, only: list[str] | None = None) -> list[KeyPair]:
     """Write fresh fixed keys (all kinds, or ``only`` these) and rewrite keys/README.md."""
     keys_dir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +100,7 @@ def generate_fixed(keys_dir: Path, only: list[str] | None = None) -> list[KeyPai
         if kind not in FIXED_KINDS:
             raise FixedKeyError(f"unknown fixed key kind {kind!r}")
         pair = KeyPair.of(kind, _fresh(kind), "fixed", key_file(kind))
-        (keys_dir / f"{kind}.pem").write_bytes(pair.pkcs8_pem())
+        _write_private(keys_dir / f"{kind}.pem", pair.pkcs8_pem())
     load_fixed.cache_clear()
     pairs = [load_fixed(k, keys_dir) for k in FIXED_KINDS if (keys_dir / f"{k}.pem").exists()]
     made = datetime.now(UTC).strftime("%Y-%m-%d")

@@ -56,6 +56,7 @@ class Fixture(_Model):
     id: str
     path: str = Field(description="The leaf certificate file (DER), relative to the manifest")
     chain: list[str] = Field(
+        min_length=1,
         description="The presented certificates, leaf first, relative to the manifest"
     )
     sha256: str

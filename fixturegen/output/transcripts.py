@@ -17,6 +17,9 @@ class VectorExpected(_Model):
     error: str | None = Field(description="The reference verifier's code; null when it accepts")
 
 
+HEX = r"^([0-9a-f]{2})*$"
+
+
 class TranscriptVector(_Model):
     id: str
     certificate: str = Field(description="The manifest fixture id of the certificate")
@@ -24,9 +27,10 @@ class TranscriptVector(_Model):
     context: Literal["server", "client"]
     signature_scheme: str
     code_point: int
-    transcript_hash: str = Field(description="hex")
-    signed_content: str = Field(description="hex: 64 x 0x20, context string, 0x00, hash")
-    signature: str = Field(description="hex")
+    transcript_hash: str = Field(pattern=HEX, description="hex")
+    signed_content: str = Field(pattern=HEX,
+                                description="hex: 64 x 0x20, context string, 0x00, hash")
+    signature: str = Field(pattern=HEX, description="hex")
     comment: str
     flags: list[str]
     expected: VectorExpected

@@ -340,6 +340,18 @@ def _replace(out: Path, staged: Path) -> None:
 Check = Callable[[Path, Manifest], str | None]
 
 
+def _check_out(out: Path) -> None:
+    """Refuse an --out that is a link, a file, or a folder of things fixturegen did not write."""
+    if out.is_symlink():
+        raise OutputError(f"{out} is a symbolic link: give the folder itself")
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out} exists and is not a folder")
+    if out.is_dir() and (foreign := foreign_entries(out)):
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise OutputError(f"{out} is not empty and not a corpus fixturegen wrote ({shown}); "
+                          "nothing was changed: give an empty or new folder")
+
+
 def generate(
     out: Path,
     *,
@@ -356,14 +368,10 @@ def generate(
     """
     cases = select(only)
     out = out.absolute()
-    if out.is_symlink():
-        raise OutputError(f"{out} is a symbolic link: give the folder itself")
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{out} exists and is not a folder")
-    if out.is_dir() and (foreign := foreign_entries(out)):
-        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-        raise OutputError(f"{out} is not empty and not a corpus fixturegen wrote ({shown}); "
-                          "nothing was changed: give an empty or new folder")
+    try:
+        _check_out(out)
+    except OSError as exc:
+        raise OutputError(f"cannot use {out}: {exc.strerror or exc}") from None
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)

@@ -1,18 +1,18 @@
 """Check every fixture of a manifest against its ``expected`` block with the reference verifier.
 
-Reads the manifest as plain JSON (not through the generator's model): a broken manifest is
-reported, not trusted.
+Reads the manifest as plain JSON checked against the shipped schema (not through the
+generator's model): a broken manifest is reported, not trusted.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from fixturegen.verify.codes import BORDERLINE_FLAGS
-from fixturegen.verify.inputs import InputError, read_certificates
+from fixturegen.verify.inputs import InputError, printable, read_certificates
+from fixturegen.verify.jsonfile import load_json
 from fixturegen.verify.verifier import Verifier
 
 
@@ -29,14 +29,12 @@ class Disagreement:
 
 
 def load_manifest(path: Path) -> dict[str, object]:
+    """The manifest, bounded and valid against the shipped schema (see ``jsonfile``)."""
     try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise ManifestError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{path} is not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("fixtures"), list):
-        raise ManifestError(f"{path} has no list of fixtures")
+        data = load_json(path, "manifest", "fixturegen manifest")
+    except InputError as exc:
+        raise ManifestError(str(exc)) from None
+    assert isinstance(data, dict) and isinstance(data.get("fixtures"), list)
     return data
 
 
@@ -82,7 +80,8 @@ def check_manifest(path: Path, verifier: Verifier | None = None, at: datetime | 
 
 def format_table(problems: list[Disagreement]) -> str:
     rows = [("fixture", "field", "expected", "reference verifier")]
-    rows += [(p.id, p.what, p.expected, p.got) for p in problems]
+    rows += [(printable(p.id), printable(p.what), printable(p.expected), printable(p.got))
+             for p in problems]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])

@@ -6,7 +6,6 @@ are cached by its bytes); each further vector costs exactly one signature verifi
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 
 from fixturegen.verify.inputs import InputError, read_confined
+from fixturegen.verify.jsonfile import load_json
 from fixturegen.verify.manifest_check import Disagreement, ManifestError
 from fixturegen.verify.verifier import Verdict, Verifier
 
@@ -122,12 +122,12 @@ def check_transcripts(path: Path, checker: TranscriptChecker | None = None
                       ) -> tuple[list[Disagreement], int]:
     """Every vector and proof set of a transcripts file against its expectation."""
     try:
-        data = json.loads(path.read_text())
+        data = load_json(path, "transcripts", "transcripts file")
         vectors, proof_sets = data["vectors"], data["proof_sets"]
-    except OSError as exc:
-        raise ManifestError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ManifestError(f"{path} is not a transcripts file: {exc}") from None
+    except InputError as exc:
+        raise ManifestError(str(exc)) from None
+    except (KeyError, TypeError) as exc:
+        raise ManifestError(f"{path} is not a transcripts file: no {exc}") from None
     checker = checker or TranscriptChecker()
     files: dict[str, bytes] = {}
     results: dict[str, tuple[str, str | None]] = {}
