@@ -129,32 +129,23 @@ def _one_line(stderr: str, must: str) -> None:
     assert len(lines[0]) < 600
 
 
-@pytest.mark.parametrize(("name", "mutation", "must"), MANIFESTS, ids=[m[0] for m in MANIFESTS])
-def test_a_corrupted_manifest(corpus: Path, tmp_path: Path, name: str, mutation: Mutation,
-                              must: str) -> None:
-    root = _corpus_with(corpus, tmp_path, "manifest.json", mutation)
-    code, err = _invoke("verify", "--manifest", str(root / "manifest.json"))
-    assert code == 2
-    _one_line(err, must)
-    code, err = _invoke("harness", "run", "--corpus", str(root), "--out", str(tmp_path / "r"),
-                        "--", "/bin/false")
-    assert code == 2
-    _one_line(err, must)
-    assert not (tmp_path / "r").exists()  # refused before any report was started
+CORRUPTED = ([("manifest.json", "--manifest", *m) for m in MANIFESTS]
+             + [("transcripts.json", "--transcripts", *t) for t in TRANSCRIPTS])
 
 
-@pytest.mark.parametrize(("name", "mutation", "must"), TRANSCRIPTS,
-                         ids=[m[0] for m in TRANSCRIPTS])
-def test_a_corrupted_transcripts_file(corpus: Path, tmp_path: Path, name: str,
-                                      mutation: Mutation, must: str) -> None:
-    root = _corpus_with(corpus, tmp_path, "transcripts.json", mutation)
-    code, err = _invoke("verify", "--transcripts", str(root / "transcripts.json"))
-    assert code == 2
-    _one_line(err, must)
-    code, err = _invoke("harness", "run", "--corpus", str(root), "--out", str(tmp_path / "r"),
-                        "--", "/bin/false")
-    assert code == 2
-    _one_line(err, must)
+@pytest.mark.parametrize(("file", "option", "name", "mutation", "must"), CORRUPTED,
+                         ids=[f"{c[0].split('.')[0]}-{c[2]}" for c in CORRUPTED])
+def test_a_corrupted_corpus_file(corpus: Path, tmp_path: Path, file: str, option: str,
+                                 name: str, mutation: Mutation, must: str) -> None:
+    """``verify`` and ``harness run`` both refuse it, in one line, before writing anything."""
+    root = _corpus_with(corpus, tmp_path, file, mutation)
+    for args in (("verify", option, str(root / file)),
+                 ("harness", "run", "--corpus", str(root), "--out", str(tmp_path / "r"), "--",
+                  "/bin/false")):
+        code, err = _invoke(*args)
+        assert code == 2
+        _one_line(err, must)
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_manifest_that_is_a_fifo_a_folder_or_missing(tmp_path: Path) -> None:
