@@ -5,12 +5,15 @@
 // VerifyPeerCertificate callback of the tls.Config that (*libp2ptls.Identity).ConfigForPeer
 // builds for a real handshake: the library's own closure parses the raw chain, extracts the
 // host key with PubKeyFromCertChain and matches the expected PeerId. Nothing is re-implemented.
+// A generate request returns the certificate NewIdentity made for a fresh host key.
 package main
 
 import (
 	"bufio"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 
@@ -24,6 +27,7 @@ type request struct {
 	Kind         string   `json:"kind"`
 	Certificates []string `json:"certificates"`
 	ExpectPeerID *string  `json:"expect_peer_id"`
+	HostKeyType  string   `json:"host_key_type"`
 }
 
 type reply struct {
@@ -31,6 +35,9 @@ type reply struct {
 	Verdict string  `json:"verdict"`
 	PeerID  *string `json:"peer_id"`
 	Error   *string `json:"error"`
+	// generate only
+	Certificates   []string `json:"certificates,omitempty"`
+	CertificateKey *string  `json:"certificate_key,omitempty"`
 }
 
 func text(s string) *string { return &s }
@@ -67,6 +74,42 @@ func check(identity *libp2ptls.Identity, req request) reply {
 	return reply{ID: req.ID, Verdict: "accept", PeerID: text(id.String())}
 }
 
+// generate makes the certificate go-libp2p's TLS transport presents: NewIdentity for a fresh
+// host key, and the tls.Certificate of the config ConfigForPeer hands to crypto/tls.
+func generate(req request) reply {
+	types := map[string]int{"ed25519": ic.Ed25519, "secp256k1": ic.Secp256k1, "ecdsa": ic.ECDSA, "rsa": ic.RSA}
+	typ, ok := types[req.HostKeyType]
+	if !ok {
+		return reply{ID: req.ID, Verdict: "skip", Error: text("adapter: unknown host key type " + req.HostKeyType)}
+	}
+	priv, _, err := ic.GenerateKeyPair(typ, 2048)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("crypto.GenerateKeyPair: " + err.Error())}
+	}
+	identity, err := libp2ptls.NewIdentity(priv)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("libp2ptls.NewIdentity: " + err.Error())}
+	}
+	conf, _ := identity.ConfigForPeer("")
+	if len(conf.Certificates) != 1 {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: the config holds no certificate")}
+	}
+	cert := conf.Certificates[0]
+	chain := make([]string, len(cert.Certificate))
+	for i, der := range cert.Certificate {
+		chain[i] = base64.StdEncoding.EncodeToString(der)
+	}
+	var key *string
+	if pkcs8, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey); err == nil {
+		key = text(string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})))
+	}
+	id, err := peer.IDFromPrivateKey(priv)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("peer.IDFromPrivateKey: " + err.Error())}
+	}
+	return reply{ID: req.ID, Verdict: "accept", PeerID: text(id.String()), Certificates: chain, CertificateKey: key}
+}
+
 func main() {
 	priv, _, err := ic.GenerateEd25519Key(nil)
 	if err != nil {
@@ -91,6 +134,8 @@ func main() {
 		var rep reply
 		if err := json.Unmarshal(line, &req); err != nil {
 			rep = reply{Verdict: "skip", Error: text("adapter: unreadable request: " + err.Error())}
+		} else if req.Kind == "generate" {
+			rep = generate(req)
 		} else if req.Kind != "" && req.Kind != "certificate" {
 			rep = reply{ID: req.ID, Verdict: "skip", Error: text("go-libp2p has no public API that checks a CertificateVerify (crypto/tls does it inside the handshake)")}
 		} else {

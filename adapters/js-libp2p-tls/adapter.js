@@ -5,10 +5,49 @@
 // verifyPeerCertificate(rawCertificate, expectedPeerId) from '@libp2p/tls/utils', the function
 // its TLS encrypter calls in a handshake. That encrypter hands it only the leaf certificate
 // (node's socket.getPeerCertificate().raw), so a chain's extra certificates are not passed:
-// the adapter does what the library does with them.
+// the adapter does what the library does with them. A generate request returns what
+// generateCertificate makes for a fresh host key.
 import { createInterface } from 'node:readline'
-import { peerIdFromString } from '@libp2p/peer-id'
-import { verifyPeerCertificate } from '@libp2p/tls/utils'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
+import { generateCertificate, verifyPeerCertificate } from '@libp2p/tls/utils'
+
+// fixturegen's host key types, as @libp2p/crypto's generateKeyPair names them.
+const KEY_TYPES = { ed25519: ['Ed25519'], secp256k1: ['secp256k1'], ecdsa: ['ECDSA', 'P-256'], rsa: ['RSA', 2048] }
+
+function pemBody (pem) {
+  return pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, '').replace(/\s+/g, '')
+}
+
+// generateCertificate is what the TLS encrypter calls for its own certificate when it starts.
+async function generate (req) {
+  const args = KEY_TYPES[req.host_key_type]
+  if (args == null) {
+    return { id: req.id, verdict: 'skip', peer_id: null, error: `adapter: unknown host key type ${req.host_key_type}` }
+  }
+  let key, made
+  try {
+    key = await generateKeyPair(...args)
+    made = await generateCertificate(key)
+  } catch (err) {
+    return { id: req.id, verdict: 'reject', peer_id: null, error: errorText(err) }
+  }
+  let peerId
+  try {
+    peerId = peerIdFromPrivateKey(key).toString()
+  } catch (err) {
+    // No libp2p identity of this type: the library made a certificate it cannot stand behind.
+    return { id: req.id, verdict: 'skip', peer_id: null, error: `peerIdFromPrivateKey: ${errorText(err)}` }
+  }
+  return {
+    id: req.id,
+    verdict: 'accept',
+    peer_id: peerId,
+    error: null,
+    certificates: [pemBody(made.cert)],
+    certificate_key: made.key
+  }
+}
 
 function errorText (err) {
   if (err == null) return 'unknown error'
@@ -17,6 +56,7 @@ function errorText (err) {
 }
 
 async function check (req) {
+  if (req.kind === 'generate') return await generate(req)
   if (req.kind != null && req.kind !== 'certificate') {
     return { id: req.id, verdict: 'skip', peer_id: null, error: '@libp2p/tls has no exported API that checks a CertificateVerify (node:tls does it inside the handshake)' }
   }

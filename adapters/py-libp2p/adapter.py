@@ -11,6 +11,11 @@ compares it with the one dialled (``secure_outbound``).
 ``QUICTLSConfigManager.verify_peer_identity`` calls), on aioquic's leaf certificate with the
 expected PeerId, as ``QUICConnection._verify_peer_identity_with_security`` does.
 
+A ``generate`` request makes a certificate for a fresh host key with the mode's own maker:
+``libp2p.security.tls.certificate.generate_certificate`` with ``create_cert_template()`` (what
+``TLSTransport.__init__`` does), or the QUIC transport's ``CertificateGenerator`` (what
+``QUICTLSConfigManager`` does).
+
 One JSON request per line on stdin, one JSON result per line on stdout; the protocol is in
 fixturegen's README. Neither verifier checks a TLS CertificateVerify, so those requests are
 answered ``skip``.
@@ -61,8 +66,68 @@ def quic_verifier() -> Callable[[bytes, ID | None], ID]:
     return verify
 
 
-def answer(verify: Callable[[bytes, ID | None], ID], request: dict[str, Any]) -> Verdict:
+Maker = Callable[[Any], tuple[list[bytes], str | None]]
+
+
+def host_key(kind: object) -> Any:
+    """A fresh py-libp2p key pair of a fixturegen host key type (None if it has none)."""
+    from libp2p.crypto import ecc, ed25519, rsa, secp256k1
+
+    makers: dict[object, Callable[[], Any]] = {
+        "ed25519": ed25519.create_new_key_pair, "secp256k1": secp256k1.create_new_key_pair,
+        "ecdsa": lambda: ecc.create_new_key_pair("P-256"),
+        "rsa": lambda: rsa.create_new_key_pair(2048)}
+    make = makers.get(kind)
+    return make() if make is not None else None
+
+
+def tls_maker() -> Maker:
+    from cryptography.hazmat.primitives import serialization
+    from libp2p.security.tls.certificate import create_cert_template, generate_certificate
+
+    def make(private_key: Any) -> tuple[list[bytes], str | None]:
+        cert_pem, key_pem = generate_certificate(private_key, create_cert_template())
+        cert = x509.load_pem_x509_certificate(cert_pem.encode())
+        return [cert.public_bytes(serialization.Encoding.DER)], key_pem
+
+    return make
+
+
+def quic_maker() -> Maker:
+    from libp2p.transport.quic.security import CertificateGenerator
+
+    generator = CertificateGenerator()
+
+    def make(private_key: Any) -> tuple[list[bytes], str | None]:
+        config = generator.generate_certificate(private_key, ID.from_pubkey(
+            private_key.get_public_key()))
+        return [config.get_certificate_der()], config.get_private_key_pem().decode()
+
+    return make
+
+
+def generate(make: Maker, request: dict[str, Any]) -> Verdict:
     case = str(request.get("id", ""))
+    pair = host_key(request.get("host_key_type"))
+    if pair is None:
+        return {"id": case, "verdict": "skip", "peer_id": None,
+                "error": f"adapter: unknown host key type {request.get('host_key_type')!r}"}
+    try:
+        chain, key = make(pair.private_key)
+        peer_id = ID.from_pubkey(pair.public_key)
+    except Exception as exc:
+        return {"id": case, "verdict": "reject", "peer_id": None,
+                "error": f"{type(exc).__name__}: {exc}"}
+    return {"id": case, "verdict": "accept", "peer_id": peer_id.to_base58(), "error": None,
+            "certificates": [base64.b64encode(c).decode() for c in chain],
+            "certificate_key": key}
+
+
+def answer(verify: Callable[[bytes, ID | None], ID], request: dict[str, Any],
+           make: Maker | None = None) -> Verdict:
+    case = str(request.get("id", ""))
+    if request.get("kind") == "generate" and make is not None:
+        return generate(make, request)
     if request.get("kind", "certificate") != "certificate":
         return {"id": case, "verdict": "skip", "peer_id": None,
                 "error": "py-libp2p's verifier does not check a CertificateVerify"}
@@ -87,12 +152,13 @@ def main() -> int:
         print("usage: adapter.py tls|quic", file=sys.stderr)
         return 2
     verify = modes[sys.argv[1]]()
+    make = {"tls": tls_maker, "quic": quic_maker}[sys.argv[1]]()
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
             request = json.loads(line)
-            reply = answer(verify, request) if isinstance(request, dict) else {
+            reply = answer(verify, request, make) if isinstance(request, dict) else {
                 "id": "", "verdict": "skip", "peer_id": None, "error": "adapter: not an object"}
         except json.JSONDecodeError as exc:
             reply = {"id": "", "verdict": "skip", "peer_id": None,

@@ -19,6 +19,7 @@ import typer
 from fixturegen.harness.adapters import BY_NAME, SHIPPED
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
+from fixturegen.harness.interop import run_interop
 from fixturegen.harness.report import ReportFolderError, check_report_folder, write_reports
 from fixturegen.harness.requests import CorpusError, load_corpus
 from fixturegen.harness.results import (
@@ -88,6 +89,9 @@ def run(
     )] = None,
     transcripts: Annotated[bool, typer.Option(
         help="Also send the CertificateVerify vectors.")] = True,
+    interop: Annotated[bool, typer.Option(
+        help="Also run the interop stage: certificates made by each implementation, verified "
+        "by every one.")] = True,
     name: Annotated[str, typer.Option(help="Your adapter's name in the reports.")] = "custom",
     version: Annotated[str, typer.Option(help="Your adapter's version in the reports.")
                        ] = "unknown",
@@ -144,6 +148,15 @@ def run(
                       f"{folder / (target.name + '.stderr.log')})")
         # Written after every implementation: an interrupted run keeps what it finished.
         results = results_file(corpus, seed, cases, done)
+        write_reports(results, folder)
+    if interop and broken is None:
+        typer.echo(f"harness: interop: {len(targets)} implementations make and check "
+                   "certificates", err=True)
+        try:
+            peer_made = run_interop(targets, folder, timeout=timeout, startup=startup)
+        except OSError as exc:
+            fail(f"interop: cannot keep the certificates in {folder}: {exc.strerror or exc}")
+        results = results_file(corpus, seed, cases, done, peer_made)
         write_reports(results, folder)
     _finish(results, folder, known, broken)
 

@@ -12,14 +12,15 @@ One process serves every case. Each request is written as a line; the driver the
 - a second answer to the case just answered: that case becomes ``error`` ("answered twice")
   and the driver goes on waiting for the current one.
 
-Bounds. The first start gets ``startup`` extra seconds for its first answer (interpreters and
-JITs warm up). A restart gets the time that first answer actually took, at most ``startup``, so
-an adapter that never answers does not pay the full grace on every restart. An adapter that has
-answered nothing in its first ``DEAD_STARTS`` starts is broken: the remaining cases are not sent
-and get the failure of its last start (``hang`` or ``crash``). Replies are read in buffered
-chunks, one line at most ``MAX_REPLY`` bytes; the adapter's stderr is kept up to ``MAX_STDERR``
-bytes. Every adapter runs in its own process group, killed whole on a restart and at the end, so
-nothing it started survives the run.
+Bounds. Until the adapter has answered once, each start gets ``startup`` extra seconds for its
+first answer (interpreters and JITs warm up); after that, a restart gets twice what the first
+answer took plus a second, at most ``startup``, so a restart does not pay the full grace again.
+An adapter that has answered nothing in its first ``DEAD_STARTS`` starts is broken: the
+remaining cases are not sent and get the failure of its last start (``hang`` or ``crash``), so a
+mute adapter costs at most ``DEAD_STARTS`` x (``timeout`` + ``startup``). Replies are read in
+buffered chunks, one line at most ``MAX_REPLY`` bytes; the adapter's stderr is kept up to
+``MAX_STDERR`` bytes. Every adapter runs in its own process group, killed whole on a restart and
+at the end, so nothing it started survives the run.
 
 If the process cannot be started at all (the command is missing), ``AdapterStartError`` is
 raised: that is a broken adapter, not a finding. If a restart cannot start, that case is
@@ -206,9 +207,9 @@ class _Run:
         self.last_failure = "hang"
 
     def grace(self) -> float:
-        if self.starts == 1:
+        if self.warmup is None:  # not answered yet: every start may need the full warm-up
             return self.startup
-        return min(self.startup, self.warmup if self.warmup is not None else 0.0)
+        return min(self.startup, 2 * self.warmup + 1.0)
 
     def start(self) -> _Process:
         if self.proc is None:

@@ -1,11 +1,12 @@
-"""The adapter protocol: one JSON object per line on the adapter's stdin, one per line back.
-
-A request (``Request``) names a case and carries the presented certificates as base64 DER;
+"""The adapter protocol: one JSON object per line on the adapter's stdin, one per line back. A
+request (``Request``) names a case and carries the presented certificates as base64 DER;
 ``kind`` is ``certificate`` (check the chain as a handshake would, and report the PeerId) or
 ``certificate_verify`` (check a TLS 1.3 CertificateVerify signature made with the certificate's
-key). The adapter answers each request with one ``Reply`` with the same ``id``, in order. The
-JSON Schemas of both directions are generated from these models and shipped in
-``fixturegen/schemas/``.
+key) or ``generate`` (make a certificate with the library's own generator, for a fresh host key
+of ``host_key_type``, and reply with its chain, its key and the PeerId it stands for: the
+interop stage verifies it with every implementation). The adapter answers each request with one
+``Reply`` with the same ``id``, in order. The JSON Schemas of both directions are generated from
+these models and shipped in ``fixturegen/schemas/``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fixturegen.output.manifest import json_schema
 
+#: The host key types of the libp2p spec (peer-ids.md), as the generate request names them.
+HostKeyType = Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
+HOST_KEY_TYPES: tuple[HostKeyType, ...] = ("ed25519", "secp256k1", "ecdsa", "rsa")
+
 
 class Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(description="The case id (the manifest's fixture id, or a transcript id)")
-    kind: Literal["certificate", "certificate_verify"] = "certificate"
+    kind: Literal["certificate", "certificate_verify", "generate"] = "certificate"
     certificates: list[str] = Field(
-        description="The presented chain, leaf first, each certificate base64 DER")
+        default_factory=list,
+        description="The presented chain, leaf first, each certificate base64 DER (empty for "
+        "generate)")
     expect_peer_id: str | None = Field(
         default=None, description="The PeerId the caller dialled; null when it expects none")
     certificate_key: str | None = Field(
@@ -38,6 +45,8 @@ class Request(BaseModel):
         "base64")
     signature: str | None = Field(
         default=None, description="certificate_verify: the signature, base64")
+    host_key_type: HostKeyType | None = Field(
+        default=None, description="generate: the type of the fresh host key (libp2p KeyType)")
 
 
 class Reply(BaseModel):
@@ -46,9 +55,15 @@ class Reply(BaseModel):
     id: str = Field(description="The request's id")
     verdict: Literal["accept", "reject", "skip"]
     peer_id: str | None = Field(
-        default=None, description="The PeerId the implementation derived, when it accepted")
+        default=None, description="The PeerId the implementation derived, when it accepted; "
+        "for generate, the PeerId of the fresh host key")
     error: str | None = Field(
         default=None, description="The implementation's own error text, verbatim")
+    certificates: list[str] | None = Field(
+        default=None, description="generate: the chain the library made, leaf first, base64 DER")
+    certificate_key: str | None = Field(
+        default=None, description="generate: the certificate's private key, PKCS#8 PEM, when the "
+        "library exposes it")
 
 
 def request_schema() -> dict[str, object]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -45,6 +46,80 @@ def summary_rows(results: ResultsFile) -> list[dict[str, object]]:
     return rows
 
 
+@dataclass(frozen=True)
+class InteropRow:
+    maker: str
+    types: list[str]
+    cells: list[tuple[int, int]]  # (accepted with the maker's PeerId, certificates), per column
+
+
+def interop_matrix(results: ResultsFile) -> tuple[list[str], list[InteropRow]]:
+    """Columns (``reference`` first, then every implementation) and one row per maker."""
+    made = results.peer_made
+    if made is None:
+        return [], []
+    columns = ["reference", *[impl.name for impl in results.implementations]]
+    makers = list(dict.fromkeys(a.maker for a in made.attempts))
+    rows: list[InteropRow] = []
+    for maker in makers:
+        certs = [c for c in made.certificates if c.maker == maker]
+        cells: list[tuple[int, int]] = []
+        for column in columns:
+            if column == "reference":
+                good = sum(1 for c in certs if c.reference.verdict == "accept"
+                           and c.reference.peer_id == c.peer_id)
+            else:
+                good = sum(1 for c in certs if column in c.verifiers
+                           and c.verifiers[column].outcome == "agree")
+            cells.append((good, len(certs)))
+        rows.append(InteropRow(maker, list(dict.fromkeys(c.host_key_type for c in certs)),
+                               cells))
+    return columns, rows
+
+
+def interop_findings(results: ResultsFile) -> list[tuple[str, str, str, str, str]]:
+    """(maker, host key type, verifier, outcome, what it said) for every cell not accepted,
+    once per distinct text; the reference verifier's rejections first."""
+    made = results.peer_made
+    seen: dict[tuple[str, str, str, str, str], str] = {}  # the finding, and its first file
+    for cert in made.certificates if made else []:
+        if cert.reference.verdict != "accept" or cert.reference.peer_id != cert.peer_id:
+            seen.setdefault((cert.maker, cert.host_key_type, "reference", "fixturegen bug",
+                             str(cert.reference.error)), cert.path)
+    for cert in made.certificates if made else []:
+        for name, cell in cert.verifiers.items():
+            if cell.outcome != "agree":
+                seen.setdefault((cert.maker, cert.host_key_type, name, cell.outcome,
+                                 cell.error or "no error"), cert.path)
+    return [(m, t, v, o, f"{e} (e.g. {path})") for (m, t, v, o, e), path in seen.items()]
+
+
+def _interop_markdown(results: ResultsFile) -> list[str]:
+    columns, rows = interop_matrix(results)
+    made = results.peer_made
+    if made is None:
+        return []
+    lines = ["", "## Interop: certificates made by each implementation", "",
+             "Each implementation's own certificate generator made certificates for fresh host "
+             "keys; each cell counts those accepted with the maker's PeerId (rows: maker, "
+             "columns: verifier). The certificates are in `peer-made/`.", "",
+             "| maker | host key types | " + " | ".join(columns) + " |",
+             "|" + "---|" * (len(columns) + 2)]
+    for row in rows:
+        cells = " | ".join(f"{good}/{total}" for good, total in row.cells)
+        lines.append(f"| {row.maker} | {', '.join(row.types) or '-'} | {cells} |")
+    missing = list(dict.fromkeys((a.maker, a.host_key_type, a.outcome, a.error or "")
+                                 for a in made.attempts if a.outcome != "made"))
+    if missing:
+        lines += ["", "Not made:", ""]
+        lines += [f"- {m} {t}: **{o}**: {e!r}" for m, t, o, e in missing]
+    found = interop_findings(results)
+    if found:
+        lines += ["", "Rejected:", ""]
+        lines += [f"- {m} {t} by **{v}**: {o}: {e}" for m, t, v, o, e in found]
+    return lines
+
+
 def markdown(results: ResultsFile) -> str:
     head = ("| implementation | version | cases | agree | acceptable | false accept "
             "| false reject | skip | hang | crash | error | seconds |")
@@ -67,6 +142,7 @@ def markdown(results: ResultsFile) -> str:
             lines.append(f"- **{case.outcome}**{known} `{case.id}` "
                          f"[{entry.importance or '-'}]: {entry.rule}. "
                          f"Implementation said: {said!r}. File: `{entry.path}`")
+    lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"
 
 
@@ -110,7 +186,8 @@ def html(results: ResultsFile) -> str:
     return env.get_template("conformance.html.j2").render(
         r=results, rows=summary_rows(results), catalogue=catalogue, by_impl=by_impl,
         findings={impl.name: findings(impl, catalogue) for impl in results.implementations},
-        divergences=DIVERGENCES, anchor=anchor)
+        divergences=DIVERGENCES, anchor=anchor, interop=interop_matrix(results),
+        interop_findings=interop_findings(results))
 
 
 def anchor(impl: str, case: str) -> str:

@@ -61,6 +61,42 @@ class CatalogueEntry(_Model):
     path: str = Field(description="The fixture file, relative to the corpus folder")
 
 
+class PeerVerdict(_Model):
+    verdict: Literal["accept", "reject", "skip"] | None
+    error: str | None
+    peer_id: str | None
+
+
+class CellResult(PeerVerdict):
+    outcome: Outcome = Field(description="Against the maker's claim: the certificate is valid "
+                             "and stands for the maker's PeerId")
+
+
+class PeerMadeCertificate(_Model):
+    id: str = Field(description="MAKER.HOST_KEY_TYPE.N")
+    maker: str = Field(description="The implementation whose generator made it")
+    host_key_type: Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
+    path: str = Field(description="The leaf certificate (DER), relative to the reports folder")
+    peer_id: str = Field(description="The PeerId the maker announced for it")
+    reference: PeerVerdict = Field(description="fixturegen's reference verifier")
+    verifiers: dict[str, CellResult] = Field(description="Every implementation, maker included")
+
+
+class GenerateAttempt(_Model):
+    maker: str
+    host_key_type: Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
+    outcome: Literal["made", "skip", "reject", "hang", "crash", "error"] = Field(
+        description="made; skip (the library does not make this type); reject (it tried and "
+        "failed); hang/crash/error (the adapter, or a reply that is not a certificate)")
+    error: str | None
+    certificate: str | None = Field(description="The id of the certificate it made")
+
+
+class PeerMade(_Model):
+    certificates: list[PeerMadeCertificate]
+    attempts: list[GenerateAttempt]
+
+
 class ResultsFile(_Model):
     schema_version: int
     generator: str
@@ -68,6 +104,9 @@ class ResultsFile(_Model):
     seed: str | None
     catalogue: list[CatalogueEntry]
     implementations: list[Implementation]
+    peer_made: PeerMade | None = Field(
+        default=None, description="The interop stage: certificates made by each implementation, "
+        "verified by the reference verifier and by every implementation (null: not run)")
 
 
 class ResultsError(Exception):

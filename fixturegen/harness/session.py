@@ -18,6 +18,7 @@ from fixturegen.harness.results import (
     CatalogueEntry,
     Implementation,
     Known,
+    PeerMade,
     ResultsFile,
 )
 
@@ -64,10 +65,11 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
 
 
 def results_file(corpus: Path, seed: str | None, cases: Sequence[HarnessCase],
-                 implementations: list[Implementation]) -> ResultsFile:
+                 implementations: list[Implementation], peer_made: PeerMade | None = None
+                 ) -> ResultsFile:
     return ResultsFile(schema_version=SCHEMA_VERSION, generator=f"fixturegen {__version__}",
                        corpus=str(corpus), seed=seed, catalogue=catalogue(cases),
-                       implementations=implementations)
+                       implementations=implementations, peer_made=peer_made)
 
 
 def mark_known(results: ResultsFile, known: Known) -> ResultsFile:

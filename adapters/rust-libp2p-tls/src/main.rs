@@ -8,14 +8,15 @@
 //! `libp2p_tls::certificate::parse`, `P2pCertificate::peer_id`, and, when the caller names a
 //! PeerId, the comparison `verify_server_cert` makes. CertificateVerify vectors go through
 //! `parse` and `P2pCertificate::verify_signature`, which is what the crate's
-//! `verify_tls13_signature` does.
+//! `verify_tls13_signature` does. A generate request returns what
+//! `libp2p_tls::certificate::generate` makes for a fresh host key.
 
 use std::io::{self, BufRead, Write};
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use libp2p_identity::PeerId;
-use rustls::pki_types::CertificateDer;
+use libp2p_identity::{Keypair, PeerId};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::SignatureScheme;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,7 @@ struct Request {
     id: String,
     #[serde(default = "default_kind")]
     kind: String,
+    #[serde(default)]
     certificates: Vec<String>,
     #[serde(default)]
     expect_peer_id: Option<String>,
@@ -33,6 +35,8 @@ struct Request {
     signed_content: Option<String>,
     #[serde(default)]
     signature: Option<String>,
+    #[serde(default)]
+    host_key_type: Option<String>,
 }
 
 fn default_kind() -> String {
@@ -45,14 +49,67 @@ struct Reply {
     verdict: &'static str,
     peer_id: Option<String>,
     error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    certificates: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    certificate_key: Option<String>,
 }
 
 fn accept(id: String, peer_id: Option<String>) -> Reply {
-    Reply { id, verdict: "accept", peer_id, error: None }
+    Reply { id, verdict: "accept", peer_id, error: None, certificates: None, certificate_key: None }
 }
 
 fn reject(id: String, error: String) -> Reply {
-    Reply { id, verdict: "reject", peer_id: None, error: Some(error) }
+    Reply {
+        id,
+        verdict: "reject",
+        peer_id: None,
+        error: Some(error),
+        certificates: None,
+        certificate_key: None,
+    }
+}
+
+fn skip(id: String, error: String) -> Reply {
+    Reply { verdict: "skip", ..reject(id, error) }
+}
+
+fn pem(label: &str, der: &[u8]) -> String {
+    let body = B64.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in body.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+/// `libp2p_tls::certificate::generate`, what the transport calls when it starts, for a fresh
+/// host key of the requested type.
+fn generate(req: Request) -> Reply {
+    let keypair = match req.host_key_type.as_deref() {
+        Some("ed25519") => Keypair::generate_ed25519(),
+        Some("secp256k1") => Keypair::generate_secp256k1(),
+        Some("ecdsa") => Keypair::generate_ecdsa(),
+        Some("rsa") => {
+            return skip(req.id, "libp2p-identity cannot generate RSA keys (only load them)".into())
+        }
+        other => return skip(req.id, format!("adapter: unknown host key type {other:?}")),
+    };
+    let (cert, key) = match libp2p_tls::certificate::generate(&keypair) {
+        Ok(made) => made,
+        Err(e) => return reject(req.id, format!("{e} ({e:?})")),
+    };
+    let key = match &key {
+        PrivateKeyDer::Pkcs8(k) => Some(pem("PRIVATE KEY", k.secret_pkcs8_der())),
+        _ => None,
+    };
+    Reply {
+        certificates: Some(vec![B64.encode(cert.as_ref())]),
+        certificate_key: key,
+        ..accept(req.id, Some(keypair.public().to_peer_id().to_base58()))
+    }
 }
 
 fn decode_chain(req: &Request) -> Result<Vec<Vec<u8>>, String> {
@@ -134,19 +191,13 @@ fn main() {
             Ok(req) => match req.kind.as_str() {
                 "certificate" => check_certificate(req),
                 "certificate_verify" => check_certificate_verify(req),
-                _ => Reply {
-                    id: req.id,
-                    verdict: "skip",
-                    peer_id: None,
-                    error: Some(format!("adapter: unknown request kind {}", req.kind)),
-                },
+                "generate" => generate(req),
+                _ => {
+                    let text = format!("adapter: unknown request kind {}", req.kind);
+                    skip(req.id, text)
+                }
             },
-            Err(e) => Reply {
-                id: String::new(),
-                verdict: "skip",
-                peer_id: None,
-                error: Some(format!("adapter: unreadable request: {e}")),
-            },
+            Err(e) => skip(String::new(), format!("adapter: unreadable request: {e}")),
         };
         let text = serde_json::to_string(&reply).expect("a reply serialises");
         if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
