@@ -17,8 +17,6 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
-from typer._click import exceptions as click
-
 from fixturegen import __version__
 from fixturegen.harness.commands import harness_app
 from fixturegen.verify.inputs import printable
@@ -286,14 +284,15 @@ def main(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     try:
         rv = command.main(argv, prog_name="fixturegen", standalone_mode=False)
-    except click.UsageError as exc:
-        typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
-        return EXIT_USAGE
     except (typer.Abort, KeyboardInterrupt):
         rv = EXIT_INTERRUPTED
-    except click.ClickException as exc:
-        typer.echo(f"fixturegen: error: {exc.format_message()}", err=True)
-        return exc.exit_code
+    except typer.TyperException as exc:  # typer's public base of its usage and click errors
+        format_message = getattr(exc, "format_message", None)
+        text = format_message() if callable(format_message) else str(exc)
+        fail_line = " ".join(printable(str(text)).split())
+        typer.echo(f"fixturegen: error: {fail_line}", err=True)
+        code = getattr(exc, "exit_code", EXIT_USAGE)
+        return code if isinstance(code, int) else EXIT_USAGE
     if rv == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
         typer.echo("fixturegen: interrupted", err=True)
     return rv if isinstance(rv, int) else EXIT_OK

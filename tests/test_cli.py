@@ -131,6 +131,12 @@ def test_generate_refuses_bad_output_and_keeps_the_old_corpus(tmp_path: Path) ->
     assert p.returncode == 0, p.stderr
     before = {q: q.read_bytes() for q in out.rglob("*") if q.is_file()}
     assert len(before) > 5
+    # Refused runs over an existing corpus: a pattern that matches nothing, a bad --jobs.
+    for bad in (["--only", "no-such-case.*"], ["--jobs", "-3"]):
+        p = run("generate", "--out", str(out), *bad)
+        no_traceback(p)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert {q: q.read_bytes() for q in out.rglob("*") if q.is_file()} == before
     assert sorted(x.name for x in tmp_path.iterdir()) == ["file", "out"]
 
 

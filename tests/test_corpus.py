@@ -120,16 +120,27 @@ def test_secp256k1_host_signatures_in_the_valid_set_are_low_s(
 
 def test_pss_fixtures_use_hash_length_salts(corpus: Path, fixtures: dict[str, dict[str, Any]]
                                             ) -> None:
+    """RSASSA-PSS-params (RFC 4055) read with pyasn1: saltLength is the digest length, the
+    hash the scheme's; and a PSS verifier told that exact salt length accepts the signature."""
+    from pyasn1.codec.der import decoder
+    from pyasn1_modules import rfc4055, rfc5280
+
+    digests = {"2.16.840.1.101.3.4.2.1": 32, "2.16.840.1.101.3.4.2.2": 48,
+               "2.16.840.1.101.3.4.2.3": 64}
+    seen: dict[str, int] = {}
     for f in fixtures.values():
-        if f["certificate"]["signature_scheme"].startswith("rsa_pss") and \
-                f["expected"]["result"] == "valid":
-            cert = x509.load_der_x509_certificate((corpus / f["path"]).read_bytes())
-            params = cert.signature_algorithm_parameters
-            h = cert.signature_hash_algorithm
-            assert h is not None
-            # a PSS verifier told the exact salt length accepts it
-            outside.verify_self_signature(cert, f["certificate"]["signature_scheme"])
-            assert params is not None
+        scheme = f["certificate"]["signature_scheme"]
+        if scheme.startswith("rsa_pss") and f["expected"]["result"] == "valid":
+            der = (corpus / f["path"]).read_bytes()
+            parsed, _ = decoder.decode(der, asn1Spec=rfc5280.Certificate())
+            params, _ = decoder.decode(parsed["signatureAlgorithm"]["parameters"],
+                                       asn1Spec=rfc4055.RSASSA_PSS_params())
+            digest = digests[str(params["hashAlgorithm"]["algorithm"])]
+            assert int(params["saltLength"]) == digest, f["id"]
+            assert scheme.endswith(f"sha{digest * 8}"), f["id"]
+            seen[scheme] = digest
+            outside.verify_self_signature(x509.load_der_x509_certificate(der), scheme)
+    assert set(seen.values()) == {32, 48, 64}  # every PSS hash is covered
 
 
 def test_invalid_samples_from_the_outside(corpus: Path, fixtures: dict[str, dict[str, Any]]
