@@ -19,8 +19,9 @@ from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from fixturegen.keys import EC_CURVES, FIXED_KINDS, RSA_BITS, KeyPair, kind_of
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-KEYS_DIR = REPO_ROOT / "keys"
+#: The fixed keys travel with the package (``fixturegen/data/keys``, in a checkout a link to the
+#: repository's ``keys/``, their source), so an installed wheel generates the same corpus.
+KEYS_DIR = Path(__file__).resolve().parent.parent / "data" / "keys"
 
 
 class FixedKeyError(Exception):

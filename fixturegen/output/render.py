@@ -8,7 +8,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from fixturegen.output.manifest import Manifest
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+#: Package data (``fixturegen/data/templates``; in a checkout a link to ``templates/``).
+TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "templates"
 
 
 def environment() -> Environment:
