@@ -12,12 +12,13 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
+from fixturegen.errors import fail
 from fixturegen.harness.commands import harness_app
 from fixturegen.verify.inputs import printable
 
@@ -29,12 +30,6 @@ app.add_typer(harness_app, name="harness")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    line = " ".join(printable(message).split())  # one line, printable whatever it holds
-    typer.echo(f"fixturegen: error: {line}", err=True)
-    raise typer.Exit(code)
 
 
 def parse_time(text: str | None) -> datetime | None:

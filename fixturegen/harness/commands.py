@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
+from fixturegen.errors import fail
 from fixturegen.harness.adapters import BY_NAME, SHIPPED
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
@@ -32,18 +33,11 @@ from fixturegen.harness.results import (
     load_results,
 )
 from fixturegen.harness.session import Target, mark_known, results_file, run_target
-from fixturegen.verify.inputs import printable
 
 EXIT_OK, EXIT_NEW, EXIT_USAGE, EXIT_ADAPTER = 0, 1, 2, 3
 
 harness_app = typer.Typer(no_args_is_help=True, help="Run third-party implementations over the "
                           "corpus and report where they disagree with the spec.")
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    line = " ".join(printable(message).split())  # one line, printable whatever it holds
-    typer.echo(f"fixturegen: error: {line}", err=True)
-    raise typer.Exit(code)
 
 
 def _known(path: Path | None) -> Known:
