@@ -45,6 +45,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from fixturegen.harness.protocol import Reply, Request
+from fixturegen.verify.inputs import is_unicode, printable
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP = 60.0
@@ -292,9 +293,9 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
         proc.answered += 1
         state.ever_answered = True
         state.dead_starts = 0
-        answer, in_step = _parse(request.id, raw, elapsed)
-        if (previous is not None and answer.failure == "error" and answer.reply is None
-                and _names(raw) == previous and answers and answers[-1].failure is None):
+        answer, in_step, named = _parse(request.id, raw, elapsed)
+        if (previous is not None and named == previous and answer.failure == "error"
+                and answers and answers[-1].failure is None):
             # A second answer to the case before: that case is in error, this one still open.
             answers[-1] = replace(answers[-1], verdict=None, peer_id=None,
                                   error="answered twice", failure="error", reply=None)
@@ -304,39 +305,23 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
         return answer
 
 
-def _names(raw: bytes) -> str | None:
-    """The id a reply line names, if it is readable at all."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    value = data.get("id") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def _clean(text: str | None) -> bool:
-    if text is None:
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _parse(case: str, raw: bytes, elapsed: float) -> tuple[Answer, bool]:
-    """The answer to ``case``, and whether the adapter's stream is still in step."""
+def _parse(case: str, raw: bytes, elapsed: float) -> tuple[Answer, bool, str | None]:
+    """The answer to ``case``, whether the adapter's stream is still in step, and the case the
+    reply names (None when it is unreadable)."""
     shown = raw[:200].decode("utf-8", "replace").rstrip()
     try:
         data = json.loads(raw)
         reply = Reply.model_validate(data)
     except (ValueError, ValidationError, RecursionError):
-        return Answer(case, None, None, f"unreadable answer: {shown!r}", "error", elapsed), True
-    if not all(_clean(t) for t in (reply.id, reply.peer_id, reply.error)):
+        return (Answer(case, None, None, f"unreadable answer: {shown!r}", "error", elapsed),
+                True, None)
+    texts = (reply.id, reply.peer_id, reply.error, reply.certificate_key,
+             *(reply.certificates or []))
+    if not all(is_unicode(t) for t in texts if t is not None):
         return (Answer(case, None, None, "answer holds text that is not Unicode (a lone "
-                       "surrogate)", "error", elapsed), reply.id == case)
+                       "surrogate)", "error", elapsed), reply.id == case, None)
     if reply.id != case:
-        return (Answer(case, None, None, f"the answer names case {reply.id!r}", "error",
-                       elapsed), False)
+        return (Answer(case, None, None, f"the answer names case {printable(repr(reply.id))}",
+                       "error", elapsed), False, reply.id)
     return (Answer(case, reply.verdict, reply.peer_id, reply.error, None, elapsed, reply),
-            True)
+            True, case)

@@ -41,6 +41,15 @@ def printable(text: str) -> str:
         return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def is_unicode(text: str) -> bool:
+    """``text`` holds no lone surrogate (JSON's ``\\ud800`` escapes can make one)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them, or an InputError."""
     name = printable(str(path))

@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from fixturegen.verify.inputs import InputError, printable, read_bounded
+from fixturegen.verify.inputs import InputError, is_unicode, printable, read_bounded
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
@@ -59,20 +59,12 @@ def _shape_problem(data: Any) -> str | None:
                 return f"nested deeper than {MAX_DEPTH}"
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in pairs:
-                if isinstance(key, str) and not _unicode(key):
+                if isinstance(key, str) and not is_unicode(key):
                     return f"{_where(where)}: a key holds a lone surrogate (\\ud800-\\udfff)"
                 stack.append((child, depth + 1, (*where, key)))
-        elif isinstance(item, str) and not _unicode(item):
+        elif isinstance(item, str) and not is_unicode(item):
             return f"{_where(where)}: a lone surrogate (\\ud800-\\udfff) in a string"
     return None
-
-
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 @cache
