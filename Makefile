@@ -27,7 +27,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
-	$(PY) -m fixturegen.bench
+	$(PY) benchmarks/bench.py
 
 # The shipped harness adapters, built from their registries at pinned versions.
 adapters:

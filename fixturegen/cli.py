@@ -291,9 +291,3 @@ def main(argv: list[str] | None = None) -> int:
     if rv == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
         typer.echo("fixturegen: interrupted", err=True)
     return rv if isinstance(rv, int) else EXIT_OK
-
-
-if __name__ == "__main__":
-    from fixturegen.__main__ import run
-
-    run()

@@ -36,3 +36,8 @@ def manifest(corpus: Path) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def fixtures(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["id"]: f for f in manifest["fixtures"]}
+
+
+@pytest.fixture(scope="session")
+def transcripts(corpus: Path) -> dict[str, Any]:
+    return json.loads((corpus / "transcripts.json").read_text())

@@ -19,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fixturegen.cli import app
-from fixturegen.harness.adapters import ADAPTERS
+
+ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
 
 Mutation = Callable[[dict[str, Any]], Any]
 

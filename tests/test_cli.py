@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fixturegen.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
 
 

@@ -16,10 +16,11 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from fixturegen.cases import CATALOGUE, NOTES
+from fixturegen.cases import CATALOGUE
 from fixturegen.certs.schemes import SCHEMES
-from fixturegen.output.manifest import manifest_schema
+from fixturegen.model.manifest import manifest_schema
 from fixturegen.output.writer import generate
+from fixturegen.verify.codes import NOTES
 from tests import outside
 
 ROOT = Path(__file__).resolve().parents[1]

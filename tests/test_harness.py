@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,19 +17,20 @@ import jsonschema
 import pytest
 
 from fixturegen.harness import driver
-from fixturegen.harness.adapters import ADAPTERS, BY_NAME
+from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.compare import outcome
 from fixturegen.harness.protocol import Request, reply_schema, request_schema
 from fixturegen.harness.requests import Expectation, load_cases
 from fixturegen.harness.results import results_schema
 
 ROOT = Path(__file__).resolve().parents[1]
+ADAPTERS = ROOT / "adapters"
 MISBEHAVE = [sys.executable, str(ROOT / "tests/adapters/misbehave.py")]
 REFERENCE = [sys.executable, str(ADAPTERS / "reference/adapter.py")]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fixturegen.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -237,3 +240,25 @@ def _lock_version(adapter: str) -> str:
 @pytest.mark.parametrize("adapter", sorted(BY_NAME))
 def test_recorded_versions_are_the_pinned_ones(adapter: str) -> None:
     assert BY_NAME[adapter].version == _lock_version(adapter)
+
+
+def test_the_shipped_adapters_folder_is_found_or_named(tmp_path: Path) -> None:
+    """Adapters live in a checkout: from elsewhere, one line says how to point at them."""
+    env = {k: v for k, v in os.environ.items() if k != "FIXTUREGEN_ADAPTERS"}
+    run = partial(subprocess.run, capture_output=True, text=True, timeout=120)
+    away = run([sys.executable, "-m", "fixturegen", "harness", "list"], cwd=tmp_path, env=env)
+    assert away.returncode == 2 and away.stdout == ""
+    lines = away.stderr.splitlines()
+    assert len(lines) == 1 and "--adapters DIR" in lines[0] and "FIXTUREGEN_ADAPTERS" in lines[0]
+    given = run([sys.executable, "-m", "fixturegen", "harness", "list", "--adapters",
+                 str(ADAPTERS)], cwd=tmp_path, env=env)
+    from_env = run([sys.executable, "-m", "fixturegen", "harness", "list"], cwd=tmp_path,
+                   env={**env, "FIXTUREGEN_ADAPTERS": str(ADAPTERS)})
+    here = run([sys.executable, "-m", "fixturegen", "harness", "list"], cwd=ROOT, env=env)
+    assert given.returncode == from_env.returncode == here.returncode == 0
+    assert given.stdout == from_env.stdout == here.stdout
+    assert [line.split()[0] for line in here.stdout.splitlines()] == list(BY_NAME)
+    bad = run([sys.executable, "-m", "fixturegen", "harness", "run", "--impl", "go-libp2p",
+               "--adapters", str(tmp_path), "--corpus", str(tmp_path)], cwd=tmp_path, env=env)
+    assert bad.returncode == 2 and "not a fixturegen adapters folder" in bad.stderr
+    assert len(bad.stderr.splitlines()) == 1

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from fixturegen.identity import HostKey, encode_public_key, peer_id_base58, peer_id_cid
 from fixturegen.identity.protobuf import varint
-from fixturegen.keys import KeyPair, kind_of
+from fixturegen.keys import KeyKind, KeyPair
 from fixturegen.verify import identity as vid
 from tests.outside import read_protobuf
 
@@ -28,7 +28,7 @@ def _private_from_vector(pb_hex: str) -> KeyPair:
         private = ec.derive_private_key(int.from_bytes(data, "big"), ec.SECP256K1())
     else:
         private = serialization.load_der_private_key(data, None)
-    return KeyPair.of(kind_of(private), private, "fixed")
+    return KeyPair.of(KeyKind.of(private), private, "fixed")
 
 
 def test_key_vectors_give_their_peer_ids(vectors: dict[str, Any]) -> None:

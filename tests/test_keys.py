@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from fixturegen.keys import EC_CURVES, FIXED_KINDS, KeyPair
-from fixturegen.keys.derive import _ORDERS, derive_private_key
+from fixturegen.keys import FIXED_KINDS, KeyKind, KeyPair
+from fixturegen.keys.derive import derive_private_key
 from fixturegen.keys.fixed import fingerprint, load_fixed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,12 +47,13 @@ def test_derived_rsa_keys_pass_openssl_validation(bits: int) -> None:
     assert n.public_numbers.e == 65537
 
 
-@pytest.mark.parametrize("kind", list(EC_CURVES))
-def test_curve_orders_are_the_group_orders(kind: str) -> None:
+@pytest.mark.parametrize("kind", [k for k in KeyKind if k.curve_name])
+def test_curve_orders_are_the_group_orders(kind: KeyKind) -> None:
     """(n - 1) * G = -G only if n is the order of G."""
-    curve = EC_CURVES[kind]
+    curve, order = kind.curve, kind.order
+    assert curve is not None and order is not None
     g = ec.derive_private_key(1, curve).public_key().public_numbers()
-    minus_g = ec.derive_private_key(_ORDERS[kind] - 1, curve).public_key().public_numbers()
+    minus_g = ec.derive_private_key(order - 1, curve).public_key().public_numbers()
     assert minus_g.x == g.x and minus_g.y != g.y
     with pytest.raises(ValueError):
-        ec.derive_private_key(_ORDERS[kind], curve)
+        ec.derive_private_key(order, curve)

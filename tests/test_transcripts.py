@@ -13,7 +13,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 
-from fixturegen.output.transcripts import transcripts_schema
+from fixturegen.model.transcripts import transcripts_schema
 from fixturegen.verify.transcript import TranscriptChecker, check_transcripts
 from tests import outside
 

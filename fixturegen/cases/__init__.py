@@ -6,7 +6,7 @@ from fixturegen.cases import (  # noqa: F401  (they register cases)
     times,
     valid,
 )
-from fixturegen.cases.model import CATALOGUE, Built, Case, case
-from fixturegen.cases.notes import NOTES
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.model import CATALOGUE, Case, Rendered, case
 
-__all__ = ["CATALOGUE", "NOTES", "Built", "Case", "case"]
+__all__ = ["CATALOGUE", "BuildContext", "Built", "Case", "Rendered", "case"]

@@ -4,16 +4,17 @@ reference verifier's own verdict is its ``error`` (None: it accepts)."""
 
 from __future__ import annotations
 
-from fixturegen.cases.context import BuildContext
-from fixturegen.cases.model import Built, case
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.model import case
 from fixturegen.cases.mutate import host_signature, with_libp2p_value
 from fixturegen.certs import der
 from fixturegen.certs.builder import EMPTY_NAME, OID_COMMON_NAME, OID_ORGANIZATION, name
 from fixturegen.certs.extension import extension, signed_key
 from fixturegen.certs.schemes import SigningAlgorithm
 from fixturegen.identity.hostkey import SECP256K1_ORDER, flip_s
+from fixturegen.keys import KeyKind
+from fixturegen.verify.codes import ErrorCode, Flag
 
-P256 = "ecdsa_secp256r1_sha256"
 TLS = "tls.md: Peer Authentication"
 BASIC_CONSTRAINTS = "2.5.29.19"
 KEY_USAGE = "2.5.29.15"
@@ -31,56 +32,56 @@ def _key_usage(critical: bool) -> bytes:
 
 
 @case("acceptable.issuer-differs-from-subject", "acceptable",
-      flags=("issuer-differs-from-subject",), rule=f"{TLS}: the certificate is self-signed")
+      flags=(Flag.ISSUER_DIFFERS_FROM_SUBJECT,), rule=f"{TLS}: the certificate is self-signed")
 def issuer_differs(ctx: BuildContext) -> Built:
     """Signed by its own key, but issuer and subject differ (self-signed, not self-issued). The
     spec only asks for a valid self-signature; an implementation that also requires issuer =
     subject rejects it."""
     d = ctx.draft(issuer=name((OID_ORGANIZATION, "fixturegen"), (OID_COMMON_NAME, "other CA")))
-    return ctx.built(d, P256)
+    return ctx.built(d)
 
 
-@case("acceptable.subject-unique-id", "acceptable", flags=("unique-id-present",),
+@case("acceptable.subject-unique-id", "acceptable", flags=(Flag.UNIQUE_ID_PRESENT,),
       rule=f"{TLS}: senders MUST omit subjectUniqueId; receivers MAY abort")
 def subject_unique_id(ctx: BuildContext) -> Built:
     """subjectUniqueID [2] is present. Senders must omit it; receivers may abort or ignore it."""
     d = ctx.draft()
-    return ctx.built(d.but(subject_unique_id=der.implicit_primitive(2, b"\x00\x01\x02")), P256)
+    return ctx.built(d.but(subject_unique_id=der.implicit_primitive(2, b"\x00\x01\x02")))
 
 
-@case("acceptable.issuer-unique-id", "acceptable", flags=("unique-id-present",),
+@case("acceptable.issuer-unique-id", "acceptable", flags=(Flag.UNIQUE_ID_PRESENT,),
       rule=f"{TLS}: senders MUST omit issuerUniqueId; receivers MAY abort")
 def issuer_unique_id(ctx: BuildContext) -> Built:
     """issuerUniqueID [1] is present. Senders must omit it; receivers may abort or ignore it."""
     d = ctx.draft()
-    return ctx.built(d.but(issuer_unique_id=der.implicit_primitive(1, b"\x00\x01\x02")), P256)
+    return ctx.built(d.but(issuer_unique_id=der.implicit_primitive(1, b"\x00\x01\x02")))
 
 
-@case("acceptable.empty-subject-and-issuer", "acceptable", flags=("empty-name",),
+@case("acceptable.empty-subject-and-issuer", "acceptable", flags=(Flag.EMPTY_NAME,),
       rule="RFC 5280 4.1.2.4: issuer MUST be non-empty; the 2022 spec vectors have empty names")
 def empty_names(ctx: BuildContext) -> Built:
     """Empty subject and issuer, as several implementations generated in 2022 (and the 2022 spec
     vectors have). Strict X.509 parsers reject empty issuers; libp2p verifiers accept them."""
-    return ctx.built(ctx.draft(subject=EMPTY_NAME), P256)
+    return ctx.built(ctx.draft(subject=EMPTY_NAME))
 
 
-@case("acceptable.critical-basic-constraints", "acceptable", flags=("critical-known-extension",),
+@case("acceptable.critical-basic-constraints", "acceptable", flags=(Flag.CRITICAL_KNOWN_EXTENSION,),
       rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
 def critical_basic_constraints(ctx: BuildContext) -> Built:
     """basicConstraints (cA false) marked critical: understood by X.509 verifiers, possibly
     unknown to a minimal libp2p verifier, which then must reject."""
-    return ctx.built(ctx.draft(extra_extensions=(_basic_constraints(True),)), P256)
+    return ctx.built(ctx.draft(extra_extensions=(_basic_constraints(True),)))
 
 
-@case("acceptable.critical-key-usage", "acceptable", flags=("critical-known-extension",),
+@case("acceptable.critical-key-usage", "acceptable", flags=(Flag.CRITICAL_KNOWN_EXTENSION,),
       rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
 def critical_key_usage(ctx: BuildContext) -> Built:
     """keyUsage (digitalSignature) marked critical: understood by some verifiers, unknown to
     others."""
-    return ctx.built(ctx.draft(extra_extensions=(_key_usage(True),)), P256)
+    return ctx.built(ctx.draft(extra_extensions=(_key_usage(True),)))
 
 
-@case("acceptable.high-s-secp256k1", "acceptable", flags=("high-s-host-signature",),
+@case("acceptable.high-s-secp256k1", "acceptable", flags=(Flag.HIGH_S_HOST_SIGNATURE,),
       rule="peer-ids.md: Secp256k1 (silent on low-S)")
 def high_s(ctx: BuildContext) -> Built:
     """The Secp256k1 host signature is the high-S twin (r, n - s) of a valid low-S signature.
@@ -88,33 +89,27 @@ def high_s(ctx: BuildContext) -> Built:
     host = ctx.host("Secp256k1")
     d = ctx.draft(host=host)
     sig = flip_s(host_signature(host, d), SECP256K1_ORDER)
-    return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, sig)), P256)
+    return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, sig)))
 
 
-@case("acceptable.rsa-1024", "acceptable", "unsupported_signature_scheme",
-      flags=("weak-rsa-key",), rule="tls.md is silent on key sizes; rust-libp2p wants 2048..8192")
+@case("acceptable.rsa-1024", "acceptable", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+      flags=(Flag.WEAK_RSA_KEY,),
+      rule="tls.md is silent on key sizes; rust-libp2p wants 2048..8192")
 def rsa_1024(ctx: BuildContext) -> Built:
     """An RSA-1024 certificate key (rsa_pkcs1_sha256). The spec sets no minimum size; the
     reference verifier, like rust-libp2p, rejects RSA under 2048 bits."""
-    return ctx.built(ctx.draft("rsa_pkcs1_sha256", cert_kind="rsa-1024"), "rsa_pkcs1_sha256")
+    return ctx.built(ctx.draft("rsa_pkcs1_sha256", cert_kind=KeyKind.RSA_1024))
 
 
-def _pss_salt(salt: int):  # type: ignore[no-untyped-def]
-    def build(ctx: BuildContext) -> Built:
-        """RSA-PSS with SHA-256 and a salt length other than the hash length."""
-        algorithm = SigningAlgorithm("rsa_pss", "sha256", salt_length=salt)
-        d = ctx.draft("rsa_pss_rsae_sha256", algorithm=algorithm, cert_kind="rsa-2048",
-                      cert_source="fixed")
-        return ctx.built(d, "rsa_pss_rsae_sha256")
-
-    return build
-
-
-for _salt in (0, 20):
-    case(f"acceptable.pss-salt-length-{_salt}", "acceptable", "unsupported_signature_scheme",
-         flags=("pss-salt-length",),
-         rule="RFC 8446 4.2.3: rsa_pss_rsae_* salt length = digest length")(
-        _pss_salt(_salt))
+@case("acceptable.pss-salt-length-{salt}", "acceptable", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+      flags=(Flag.PSS_SALT_LENGTH,), each=[{"salt": 0}, {"salt": 20}],
+      rule="RFC 8446 4.2.3: rsa_pss_rsae_* salt length = digest length")
+def pss_salt_length(ctx: BuildContext, salt: int) -> Built:
+    """RSA-PSS with SHA-256 and a salt length other than the hash length."""
+    algorithm = SigningAlgorithm("rsa_pss", "sha256", salt_length=salt)
+    d = ctx.draft("rsa_pss_rsae_sha256", algorithm=algorithm, cert_kind=KeyKind.RSA_2048,
+                  cert_source="fixed")
+    return ctx.built(d)
 
 
 # -- valid, but easy to get wrong ----------------------------------------------------------------
@@ -124,7 +119,7 @@ def extension_not_first(ctx: BuildContext) -> Built:
     basicConstraints)."""
     d = ctx.draft()
     ski = extension(SUBJECT_KEY_ID, der.octet_string(bytes(range(20))))
-    return ctx.built(d.but(extensions=(ski, _basic_constraints(False), d.tbs.extensions[0])), P256)
+    return ctx.built(d.but(extensions=(ski, _basic_constraints(False), d.tbs.extensions[0])))
 
 
 @case("valid.libp2p-extension-among-others", "valid",
@@ -138,7 +133,7 @@ def extension_among_others(ctx: BuildContext) -> Built:
     san = extension(SUBJECT_ALT_NAME, der.sequence(der.tlv(0x82, b"libp2p.example")))
     unknown = extension("1.3.6.1.4.1.53594.99.2", der.octet_string(b"ignored"))
     exts = (_key_usage(False), eku, d.tbs.extensions[0], san, unknown)
-    return ctx.built(d.but(extensions=exts), P256)
+    return ctx.built(d.but(extensions=exts))
 
 
 @case("valid.ecdsa-short-integers", "valid",
@@ -153,6 +148,6 @@ def ecdsa_short_integers(ctx: BuildContext) -> Built:
         sig = d.signature()
         r_len, s_len = sig[3], sig[5 + sig[3]]
         if min(r_len, s_len) <= 31:
-            return ctx.built(d, P256)
+            return ctx.built(d)
     raise RuntimeError("no short ECDSA integer found")  # pragma: no cover
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from fixturegen.cases.context import BuildContext
-from fixturegen.cases.model import Built, Case, Importance, case, register
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.model import case
 from fixturegen.cases.mutate import (
     ber_outer_length,
     corrupt,
@@ -30,7 +30,9 @@ from fixturegen.certs.extension import (
     signed_key,
 )
 from fixturegen.certs.schemes import SCHEMES, SigningAlgorithm
-from fixturegen.identity.protobuf import encode_public_key, varint
+from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
+from fixturegen.keys import KeyKind
+from fixturegen.verify.codes import ErrorCode
 
 P256 = "ecdsa_secp256r1_sha256"
 TLS = "tls.md: Peer Authentication"
@@ -40,107 +42,100 @@ X509 = "RFC 5280 / X.690 DER"
 UNKNOWN_CRITICAL_OID = "1.3.6.1.4.1.53594.99.1"
 
 
-def _invalid(id: str, error: str, importance: Importance, rule: str, *,
-             flags: tuple[str, ...] = ()
-             ) -> Callable[[Callable[[BuildContext], Built]], Callable[[BuildContext], Built]]:
-    return case(id, "invalid", error, importance=importance, rule=rule, flags=flags)
-
-
 # -- the self-signature ---------------------------------------------------------------------------
-def _corrupted_self_signature(scheme: str) -> Callable[[BuildContext], Built]:
-    def build(ctx: BuildContext) -> Built:
-        d = ctx.draft(scheme)
-        return ctx.built(d, scheme, files=(with_corrupted_self_signature(d),))
-
-    return build
-
-
-for _scheme in SCHEMES:
-    register(Case(
-        id=f"invalid.self-signature-corrupted.{_scheme}", result="invalid",
-        error="certificate_signature_invalid", importance="high",
-        rule=f"{TLS}: abort if the self-signature is invalid",
-        description=(f"One bit of the {_scheme} self-signature is flipped; everything else, the "
-                     "extension signature included, is valid."),
-        build=_corrupted_self_signature(_scheme),
-    ))
+@case("invalid.self-signature-corrupted.{scheme}", "invalid",
+      ErrorCode.CERTIFICATE_SIGNATURE_INVALID, importance="high",
+      rule=f"{TLS}: abort if the self-signature is invalid", each=[{"scheme": s} for s in SCHEMES])
+def self_signature_corrupted(ctx: BuildContext, scheme: str) -> Built:
+    """One bit of the {scheme} self-signature is flipped; everything else, the extension
+    signature included, is valid."""
+    d = ctx.draft(scheme)
+    return ctx.built(d, files=(with_corrupted_self_signature(d),))
 
 
-@_invalid("invalid.signature-algorithm-mismatch.ecdsa", "signature_algorithm_mismatch", "medium",
-          "RFC 5280 4.1.1.2: signatureAlgorithm MUST equal tbsCertificate.signature")
+@case("invalid.signature-algorithm-mismatch.ecdsa", "invalid",
+      ErrorCode.SIGNATURE_ALGORITHM_MISMATCH,
+      importance="medium",
+      rule="RFC 5280 4.1.1.2: signatureAlgorithm MUST equal tbsCertificate.signature")
 def mismatch_ecdsa(ctx: BuildContext) -> Built:
     """tbsCertificate.signature says ecdsa-with-SHA384; the outer signatureAlgorithm (and the
     signature, over SHA-256 with a P-256 key) says ecdsa-with-SHA256."""
     d = ctx.draft(P256)
     d = d.but(signature=SigningAlgorithm("ecdsa", "sha384").algorithm_identifier())
-    return ctx.built(d, P256)
+    return ctx.built(d)
 
 
-@_invalid("invalid.signature-algorithm-mismatch.rsa", "signature_algorithm_mismatch", "medium",
-          "RFC 5280 4.1.1.2: signatureAlgorithm MUST equal tbsCertificate.signature")
+@case("invalid.signature-algorithm-mismatch.rsa", "invalid", ErrorCode.SIGNATURE_ALGORITHM_MISMATCH,
+      importance="medium",
+      rule="RFC 5280 4.1.1.2: signatureAlgorithm MUST equal tbsCertificate.signature")
 def mismatch_rsa(ctx: BuildContext) -> Built:
     """tbsCertificate.signature says sha256WithRSAEncryption; the outer signatureAlgorithm and
     the signature are RSA-PSS with SHA-256."""
     d = ctx.draft("rsa_pss_rsae_sha256")
     d = d.but(signature=SigningAlgorithm("rsa_pkcs1", "sha256").algorithm_identifier())
-    return ctx.built(d, "rsa_pss_rsae_sha256")
+    return ctx.built(d)
 
 
-@_invalid("invalid.p384-key-with-sha256", "unsupported_signature_scheme", "medium",
-          "RFC 8446 4.2.3: ecdsa_secp384r1_sha384 pairs P-384 with SHA-384 only")
+@case("invalid.p384-key-with-sha256", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+      importance="medium",
+      rule="RFC 8446 4.2.3: ecdsa_secp384r1_sha384 pairs P-384 with SHA-384 only")
 def p384_sha256(ctx: BuildContext) -> Built:
     """A P-384 certificate key signs with ecdsa-with-SHA256: curve and hash do not pair (the
     case of rust-libp2p's own nistp384_sha256.der)."""
     d = ctx.draft("ecdsa_secp384r1_sha256", algorithm=SigningAlgorithm("ecdsa", "sha256"),
-                  cert_kind="p384")
-    return ctx.built(d, "ecdsa_secp384r1_sha256")
+                  cert_kind=KeyKind.P384)
+    return ctx.built(d)
 
 
-@_invalid("invalid.rsa-sha1", "unsupported_signature_scheme", "medium",
-          "RFC 8446 4.2.3: SHA-1 schemes are legacy, not for TLS 1.3 certificates")
+@case("invalid.rsa-sha1", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+      importance="medium",
+      rule="RFC 8446 4.2.3: SHA-1 schemes are legacy, not for TLS 1.3 certificates")
 def rsa_sha1(ctx: BuildContext) -> Built:
     """An RSA-2048 certificate signed with sha1WithRSAEncryption."""
     d = ctx.draft("rsa_pkcs1_sha1", algorithm=SigningAlgorithm("rsa_pkcs1", "sha1"),
-                  cert_kind="rsa-2048", cert_source="fixed")
-    return ctx.built(d, "rsa_pkcs1_sha1")
+                  cert_kind=KeyKind.RSA_2048, cert_source="fixed")
+    return ctx.built(d)
 
 
 # -- validity --------------------------------------------------------------------------------------
-@_invalid("invalid.expired", "expired", "medium",
-          f"{TLS}: abort if the certificate is expired")
+@case("invalid.expired", "invalid", ErrorCode.EXPIRED,
+      importance="medium", rule=f"{TLS}: abort if the certificate is expired")
 def expired(ctx: BuildContext) -> Built:
     """notAfter is 2000-12-31T23:59:59Z: expired at any time this corpus is used."""
     d = ctx.draft(not_before=datetime(1990, 1, 1, tzinfo=UTC),
                   not_after=datetime(2000, 12, 31, 23, 59, 59, tzinfo=UTC))
-    return ctx.built(d, P256)
+    return ctx.built(d)
 
 
-@_invalid("invalid.not-yet-valid", "not_yet_valid", "medium",
-          f"{TLS}: abort if the certificate is not yet valid")
+@case("invalid.not-yet-valid", "invalid", ErrorCode.NOT_YET_VALID,
+      importance="medium", rule=f"{TLS}: abort if the certificate is not yet valid")
 def not_yet_valid(ctx: BuildContext) -> Built:
     """notBefore is 3000-01-01T00:00:00Z (GeneralizedTime)."""
     d = ctx.draft(not_before=datetime(3000, 1, 1, tzinfo=UTC),
                   not_after=datetime(3001, 1, 1, tzinfo=UTC))
-    return ctx.built(d, P256)
+    return ctx.built(d)
 
 
 # -- encoding of the certificate ---------------------------------------------------------------
-@_invalid("invalid.trailing-bytes", "malformed_certificate", "low", X509)
+@case("invalid.trailing-bytes", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
+      importance="low", rule=X509)
 def trailing_bytes(ctx: BuildContext) -> Built:
     """Two zero bytes follow an otherwise valid DER certificate."""
     d = ctx.draft()
-    return ctx.built(d, P256, files=(d.sign() + b"\x00\x00",))
+    return ctx.built(d, files=(d.sign() + b"\x00\x00",))
 
 
-@_invalid("invalid.ber-length.certificate", "malformed_certificate", "low", X509)
+@case("invalid.ber-length.certificate", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
+      importance="low", rule=X509)
 def ber_length_outer(ctx: BuildContext) -> Built:
     """The outer Certificate SEQUENCE has a non-minimal long-form length (BER, not DER); the
     signed TBS is untouched, so the signature still verifies."""
     d = ctx.draft()
-    return ctx.built(d, P256, files=(ber_outer_length(d.sign()),))
+    return ctx.built(d, files=(ber_outer_length(d.sign()),))
 
 
-@_invalid("invalid.ber-length.tbs", "malformed_certificate", "low", X509)
+@case("invalid.ber-length.tbs", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
+      importance="low", rule=X509)
 def ber_length_tbs(ctx: BuildContext) -> Built:
     """The subject Name inside tbsCertificate has a non-minimal length; the certificate is
     re-signed over that TBS, so only the encoding is wrong."""
@@ -148,127 +143,180 @@ def ber_length_tbs(ctx: BuildContext) -> Built:
     subject = d.tbs.subject
     _, start, _ = der.split_tlv(subject)
     d = d.but(subject=der.ber_long_length(0x30, subject[start:]))
-    return ctx.built(d, P256)
+    return ctx.built(d)
 
 
-@_invalid("invalid.two-certificates", "chain_length", "medium",
-          f"{TLS}: abort if more than one certificate is received")
+@case("invalid.two-certificates", "invalid", ErrorCode.CHAIN_LENGTH,
+      importance="medium", rule=f"{TLS}: abort if more than one certificate is received")
 def two_certificates(ctx: BuildContext) -> Built:
     """The peer presents two certificates (the manifest's chain lists both): a valid leaf and a
     second valid, self-signed libp2p certificate."""
     leaf = ctx.draft()
-    second = draft(ctx.throwaway("p256", "second-certificate"), leaf.algorithm,
+    second = draft(ctx.throwaway(KeyKind.P256, "second-certificate"), leaf.algorithm,
                    ctx.host(role="second-host"), serial=derived_serial(f"{ctx.fixture_id}/2"))
-    return ctx.built(leaf, P256, files=(leaf.sign(), second.sign()))
+    return ctx.built(leaf, files=(leaf.sign(), second.sign()))
 
 
 # -- extensions ------------------------------------------------------------------------------------
-@_invalid("invalid.unknown-critical-extension", "unknown_critical_extension", "medium",
-          f"{TLS}: abort on a critical extension the endpoint does not understand")
+@case("invalid.unknown-critical-extension", "invalid", ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
+      importance="medium",
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
 def unknown_critical(ctx: BuildContext) -> Built:
     """Besides the libp2p extension, a critical extension of an unknown (private) OID."""
     d = ctx.draft(extra_extensions=(extension(UNKNOWN_CRITICAL_OID, der.null(), critical=True),))
-    return ctx.built(d, P256)
+    return ctx.built(d)
 
 
-@_invalid("invalid.extension-missing", "extension_missing", "critical",
-          f"{EXT}: abort if the extension is missing")
+@case("invalid.extension-missing", "invalid", ErrorCode.EXTENSION_MISSING,
+      importance="critical", rule=f"{EXT}: abort if the extension is missing")
 def extension_missing(ctx: BuildContext) -> Built:
     """No libp2p extension; a non-critical subjectKeyIdentifier keeps the extensions non-empty."""
     d = ctx.draft()
     ski = extension("2.5.29.14", der.octet_string(b"\x01" * 20))
-    return ctx.built(d.but(extensions=(ski,)), P256)
+    return ctx.built(d.but(extensions=(ski,)))
 
 
-@_invalid("invalid.extension-duplicate.same", "extension_duplicate", "medium",
-          f"{EXT}; RFC 5280 4.2: an extension appears at most once")
+@case("invalid.extension-duplicate.same", "invalid", ErrorCode.EXTENSION_DUPLICATE,
+      importance="medium", rule=f"{EXT}; RFC 5280 4.2: an extension appears at most once")
 def extension_duplicate_same(ctx: BuildContext) -> Built:
     """The same valid libp2p extension appears twice."""
     d = ctx.draft()
-    return ctx.built(d.but(extensions=(d.tbs.extensions[0], d.tbs.extensions[0])), P256)
+    return ctx.built(d.but(extensions=(d.tbs.extensions[0], d.tbs.extensions[0])))
 
 
-@_invalid("invalid.extension-duplicate.two-identities", "extension_duplicate", "critical",
-          f"{EXT}; RFC 5280 4.2: an extension appears at most once")
+@case("invalid.extension-duplicate.two-identities", "invalid", ErrorCode.EXTENSION_DUPLICATE,
+      importance="critical", rule=f"{EXT}; RFC 5280 4.2: an extension appears at most once")
 def extension_duplicate_two(ctx: BuildContext) -> Built:
     """Two libp2p extensions, each validly signed, for two different host keys: which identity
     is claimed depends on which one an implementation reads."""
     d = ctx.draft()
     other = libp2p_extension(ctx.host(role="second-host"), d.cert_key.spki)
-    return ctx.built(d.but(extensions=(d.tbs.extensions[0], other)), P256)
+    return ctx.built(d.but(extensions=(d.tbs.extensions[0], other)))
 
 
 # -- SignedKey -------------------------------------------------------------------------------------
-def _signed_key_case(id: str, doc: str, value: Callable[[bytes, bytes], bytes]) -> None:
-    def build(ctx: BuildContext) -> Built:
-        d = ctx.draft()
-        v = value(d.host.protobuf, host_signature(d.host, d))
-        return ctx.built(with_libp2p_value(d, v), P256)
-
-    register(Case(id=f"invalid.signed-key.{id}", description=doc, result="invalid",
-                  error="extension_malformed", importance="low",
-                  rule=f"{EXT}: SignedKey ::= SEQUENCE {{ OCTET STRING, OCTET STRING }}",
-                  build=build))
+SIGNED_KEY_RULE = f"{EXT}: SignedKey ::= SEQUENCE {{ OCTET STRING, OCTET STRING }}"
 
 
-_signed_key_case("not-a-sequence", "The extension value is a bare OCTET STRING holding the "
-                 "public key, not a SignedKey SEQUENCE.",
-                 lambda pb, sig: der.octet_string(pb))
-_signed_key_case("bit-strings", "SignedKey holds BIT STRINGs, as the spec's wording before July "
-                 "2021 said; every implementation uses OCTET STRING.",
-                 lambda pb, sig: der.sequence(der.bit_string(pb), der.bit_string(sig)))
-_signed_key_case("third-element", "SignedKey has a third element (an extra OCTET STRING).",
-                 lambda pb, sig: der.sequence(der.octet_string(pb), der.octet_string(sig),
-                                              der.octet_string(b"\x00")))
-_signed_key_case("trailing-bytes", "Two bytes follow the SignedKey SEQUENCE in the extension "
-                 "value.", lambda pb, sig: signed_key(pb, sig) + b"\x00\x00")
-_signed_key_case("ber-length", "The SignedKey SEQUENCE has a non-minimal long-form length.",
-                 lambda pb, sig: der.ber_long_length(0x30, der.octet_string(pb)
-                                                     + der.octet_string(sig)))
+def _with_signed_key(ctx: BuildContext, value: Callable[[bytes, bytes], bytes]) -> Built:
+    """The default draft whose extension value is ``value(protobuf, valid host signature)``."""
+    d = ctx.draft()
+    return ctx.built(with_libp2p_value(d, value(d.host.protobuf, host_signature(d.host, d))))
+
+
+@case("invalid.signed-key.not-a-sequence", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="low", rule=SIGNED_KEY_RULE)
+def signed_key_not_a_sequence(ctx: BuildContext) -> Built:
+    """The extension value is a bare OCTET STRING holding the public key, not a SignedKey
+    SEQUENCE."""
+    return _with_signed_key(ctx, lambda pb, sig: der.octet_string(pb))
+
+
+@case("invalid.signed-key.bit-strings", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="low", rule=SIGNED_KEY_RULE)
+def signed_key_bit_strings(ctx: BuildContext) -> Built:
+    """SignedKey holds BIT STRINGs, as the spec's wording before July 2021 said; every
+    implementation uses OCTET STRING."""
+    return _with_signed_key(ctx, lambda pb, sig: der.sequence(der.bit_string(pb),
+                                                              der.bit_string(sig)))
+
+
+@case("invalid.signed-key.third-element", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="low", rule=SIGNED_KEY_RULE)
+def signed_key_third_element(ctx: BuildContext) -> Built:
+    """SignedKey has a third element (an extra OCTET STRING)."""
+    return _with_signed_key(ctx, lambda pb, sig: der.sequence(
+        der.octet_string(pb), der.octet_string(sig), der.octet_string(b"\x00")))
+
+
+@case("invalid.signed-key.trailing-bytes", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="low", rule=SIGNED_KEY_RULE)
+def signed_key_trailing_bytes(ctx: BuildContext) -> Built:
+    """Two bytes follow the SignedKey SEQUENCE in the extension value."""
+    return _with_signed_key(ctx, lambda pb, sig: signed_key(pb, sig) + b"\x00\x00")
+
+
+@case("invalid.signed-key.ber-length", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="low", rule=SIGNED_KEY_RULE)
+def signed_key_ber_length(ctx: BuildContext) -> Built:
+    """The SignedKey SEQUENCE has a non-minimal long-form length."""
+    return _with_signed_key(ctx, lambda pb, sig: der.ber_long_length(
+        0x30, der.octet_string(pb) + der.octet_string(sig)))
 
 
 # -- the host key protobuf -----------------------------------------------------------------------
-def _host_key_case(id: str, doc: str, error: str, importance: Importance, host_type: str,
-                   protobuf: Callable[[int, bytes, bytes], bytes]) -> None:
+ENCODING_RULE = f"{KEYS}: deterministic encoding"
+
+
+def _with_host_protobuf(ctx: BuildContext, protobuf: Callable[[int, bytes, bytes], bytes],
+                        host_type: str = "Ed25519") -> Built:
     """``protobuf(type_code, data, canonical)`` gives the bytes to put in SignedKey.publicKey;
     the signature is the real host key's, so only the encoding is at fault."""
-    from fixturegen.identity.protobuf import KEY_TYPE_CODES
-
-    def build(ctx: BuildContext) -> Built:
-        host = ctx.host(host_type)
-        d = ctx.draft(host=host)
-        pb = protobuf(KEY_TYPE_CODES[host.type], host.data, host.protobuf)
-        return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))), P256)
-
-    register(Case(id=f"invalid.host-key.{id}", description=doc, result="invalid", error=error,
-                  importance=importance, rule=f"{KEYS}: deterministic encoding", build=build))
+    host = ctx.host(host_type)
+    d = ctx.draft(host=host)
+    pb = protobuf(KEY_TYPE_CODES[host.type], host.data, host.protobuf)
+    return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))))
 
 
-_host_key_case("unknown-type", "The PublicKey Type is 4, which no spec defines.",
-               "host_key_unsupported", "medium", "Ed25519",
-               lambda t, data, pb: encode_public_key(4, data))
-_host_key_case("fields-reversed", "Data (field 2) comes before Type (field 1): valid protobuf, "
-               "not the canonical encoding, so it would give another PeerId for the same key.",
-               "host_key_malformed", "high", "Ed25519",
-               lambda t, data, pb: b"\x12" + varint(len(data)) + data + b"\x08" + varint(t))
-_host_key_case("type-missing", "Only the Data field is present (Type is required).",
-               "host_key_malformed", "high", "Ed25519",
-               lambda t, data, pb: b"\x12" + varint(len(data)) + data)
-_host_key_case("extra-field", "A third field (3, varint 0) follows Data: another PeerId for "
-               "the same key.", "host_key_malformed", "high", "Ed25519",
-               lambda t, data, pb: pb + b"\x18\x00")
-_host_key_case("non-minimal-varint", "The Data length 32 is written as a two-byte varint "
-               "(a0 00).", "host_key_malformed", "high", "Ed25519",
-               lambda t, data, pb: b"\x08" + varint(t) + b"\x12\xa0\x00" + data)
-_host_key_case("truncated", "The protobuf's last byte is missing: Data is shorter than its "
-               "length says.", "host_key_malformed", "medium", "Ed25519",
-               lambda t, data, pb: pb[:-1])
-_host_key_case("ed25519-31-bytes", "An Ed25519 key whose Data is 31 bytes (a consistent "
-               "length field).", "host_key_malformed", "medium", "Ed25519",
-               lambda t, data, pb: encode_public_key(t, data[:31]))
-_host_key_case("rsa-not-spki", "RSA key Data is a PKCS#1 RSAPublicKey, not the DER "
-               "SubjectPublicKeyInfo the spec requires.", "host_key_malformed", "medium", "RSA",
-               lambda t, data, pb: encode_public_key(t, _pkcs1_of_spki(data)))
+@case("invalid.host-key.unknown-type", "invalid", ErrorCode.HOST_KEY_UNSUPPORTED,
+      importance="medium", rule=ENCODING_RULE)
+def host_key_unknown_type(ctx: BuildContext) -> Built:
+    """The PublicKey Type is 4, which no spec defines."""
+    return _with_host_protobuf(ctx, lambda t, data, pb: encode_public_key(4, data))
+
+
+@case("invalid.host-key.fields-reversed", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="high", rule=ENCODING_RULE)
+def host_key_fields_reversed(ctx: BuildContext) -> Built:
+    """Data (field 2) comes before Type (field 1): valid protobuf, not the canonical encoding,
+    so it would give another PeerId for the same key."""
+    return _with_host_protobuf(
+        ctx, lambda t, data, pb: b"\x12" + varint(len(data)) + data + b"\x08" + varint(t))
+
+
+@case("invalid.host-key.type-missing", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="high", rule=ENCODING_RULE)
+def host_key_type_missing(ctx: BuildContext) -> Built:
+    """Only the Data field is present (Type is required)."""
+    return _with_host_protobuf(ctx, lambda t, data, pb: b"\x12" + varint(len(data)) + data)
+
+
+@case("invalid.host-key.extra-field", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="high", rule=ENCODING_RULE)
+def host_key_extra_field(ctx: BuildContext) -> Built:
+    """A third field (3, varint 0) follows Data: another PeerId for the same key."""
+    return _with_host_protobuf(ctx, lambda t, data, pb: pb + b"\x18\x00")
+
+
+@case("invalid.host-key.non-minimal-varint", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="high", rule=ENCODING_RULE)
+def host_key_non_minimal_varint(ctx: BuildContext) -> Built:
+    """The Data length 32 is written as a two-byte varint (a0 00)."""
+    return _with_host_protobuf(
+        ctx, lambda t, data, pb: b"\x08" + varint(t) + b"\x12\xa0\x00" + data)
+
+
+@case("invalid.host-key.truncated", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="medium", rule=ENCODING_RULE)
+def host_key_truncated(ctx: BuildContext) -> Built:
+    """The protobuf's last byte is missing: Data is shorter than its length says."""
+    return _with_host_protobuf(ctx, lambda t, data, pb: pb[:-1])
+
+
+@case("invalid.host-key.ed25519-31-bytes", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="medium", rule=ENCODING_RULE)
+def host_key_ed25519_31_bytes(ctx: BuildContext) -> Built:
+    """An Ed25519 key whose Data is 31 bytes (a consistent length field)."""
+    return _with_host_protobuf(ctx, lambda t, data, pb: encode_public_key(t, data[:31]))
+
+
+@case("invalid.host-key.rsa-not-spki", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="medium", rule=ENCODING_RULE)
+def host_key_rsa_not_spki(ctx: BuildContext) -> Built:
+    """RSA key Data is a PKCS#1 RSAPublicKey, not the DER SubjectPublicKeyInfo the spec
+    requires."""
+    return _with_host_protobuf(
+        ctx, lambda t, data, pb: encode_public_key(t, _pkcs1_of_spki(data)), "RSA")
 
 
 def _pkcs1_of_spki(spki: bytes) -> bytes:
@@ -278,8 +326,8 @@ def _pkcs1_of_spki(spki: bytes) -> bytes:
     return bit_string[start + 1 :]
 
 
-@_invalid("invalid.host-key.secp256k1-uncompressed", "host_key_malformed", "medium",
-          f"{KEYS}: Secp256k1 Data is the 33-byte compressed point")
+@case("invalid.host-key.secp256k1-uncompressed", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="medium", rule=f"{KEYS}: Secp256k1 Data is the 33-byte compressed point")
 def secp256k1_uncompressed(ctx: BuildContext) -> Built:
     """A Secp256k1 host key whose Data is the 65-byte uncompressed point; the signature is the
     key's own and valid."""
@@ -290,111 +338,102 @@ def secp256k1_uncompressed(ctx: BuildContext) -> Built:
     point = host.pair.private.public_key().public_bytes(
         serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
     pb = encode_public_key(2, point)
-    return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))), P256)
+    return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))))
 
 
 # -- the extension signature ---------------------------------------------------------------------
-def _corrupted_extension_signature(host_type: str, scheme: str = P256
-                                   ) -> Callable[[BuildContext], Built]:
-    def build(ctx: BuildContext) -> Built:
-        host = ctx.host(host_type)
-        d = ctx.draft(scheme, cert_source="fixed", host=host)
-        v = signed_key(host.protobuf, corrupt(host_signature(host, d)))
-        return ctx.built(with_libp2p_value(d, v), scheme)
-
-    return build
+SIGNATURE_RULE = f"{EXT}: the receiver MUST verify the signature"
 
 
-for _host in ("Ed25519", "Secp256k1", "ECDSA", "RSA"):
-    register(Case(
-        id=f"invalid.extension-signature-corrupted.{_host.lower()}", result="invalid",
-        error="extension_signature_invalid", importance="critical",
-        rule=f"{EXT}: the receiver MUST verify the signature",
-        description=(f"One bit of the {_host} host key's signature is flipped; the certificate "
-                     "is re-signed, so its self-signature is valid."),
-        build=_corrupted_extension_signature(_host),
-    ))
+def _corrupted_extension_signature(ctx: BuildContext, host_type: str, scheme: str = P256
+                                   ) -> Built:
+    host = ctx.host(host_type)
+    d = ctx.draft(scheme, cert_source="fixed", host=host)
+    v = signed_key(host.protobuf, corrupt(host_signature(host, d)))
+    return ctx.built(with_libp2p_value(d, v))
 
 
-#: Certificate keys of the handshake proof sets (transcripts): the same fault under each.
-for _scheme in ("ecdsa_secp384r1_sha384", "ed25519", "rsa_pss_rsae_sha256"):
-    register(Case(
-        id=f"invalid.extension-signature-corrupted.cert-{_scheme}", result="invalid",
-        error="extension_signature_invalid", importance="critical",
-        rule=f"{EXT}: the receiver MUST verify the signature",
-        description=(f"A {_scheme} certificate whose Ed25519 host signature has one bit flipped; "
-                     "the self-signature is valid."),
-        build=_corrupted_extension_signature("Ed25519", _scheme),
-    ))
+@case("invalid.extension-signature-corrupted.{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="critical", rule=SIGNATURE_RULE,
+      each=[{"host_type": h, "name": h.lower()} for h in ("Ed25519", "Secp256k1", "ECDSA", "RSA")])
+def extension_signature_corrupted(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """One bit of the {host_type} host key's signature is flipped; the certificate is re-signed,
+    so its self-signature is valid."""
+    return _corrupted_extension_signature(ctx, host_type)
 
 
-@_invalid("invalid.extension-signature.other-host-key", "extension_signature_invalid", "critical",
-          f"{EXT}: the signature is made by the host key in publicKey")
+# The certificate keys of the handshake proof sets (transcripts): the same fault under each.
+@case("invalid.extension-signature-corrupted.cert-{scheme}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="critical", rule=SIGNATURE_RULE,
+      each=[{"scheme": s} for s in ("ecdsa_secp384r1_sha384", "ed25519", "rsa_pss_rsae_sha256")])
+def extension_signature_corrupted_under(ctx: BuildContext, scheme: str) -> Built:
+    """A {scheme} certificate whose Ed25519 host signature has one bit flipped; the
+    self-signature is valid."""
+    return _corrupted_extension_signature(ctx, "Ed25519", scheme)
+
+
+@case("invalid.extension-signature.other-host-key", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID,
+      importance="critical",
+      rule=f"{EXT}: the signature is made by the host key in publicKey")
 def other_host_key(ctx: BuildContext) -> Built:
     """publicKey names host key A; the signature is a valid one by host key B over the same
     message. Accepting it lets B claim A's PeerId."""
     d = ctx.draft()
     impostor = ctx.host(role="impostor")
     v = signed_key(d.host.protobuf, host_signature(impostor, d))
-    return ctx.built(with_libp2p_value(d, v), P256)
+    return ctx.built(with_libp2p_value(d, v))
 
 
-@_invalid("invalid.extension-signature.replayed", "extension_signature_invalid", "critical",
-          f"{EXT}: the signature covers this certificate's SubjectPublicKeyInfo")
+@case("invalid.extension-signature.replayed", "invalid", ErrorCode.EXTENSION_SIGNATURE_INVALID,
+      importance="critical",
+      rule=f"{EXT}: the signature covers this certificate's SubjectPublicKeyInfo")
 def replayed(ctx: BuildContext) -> Built:
     """The extension is copied from another certificate: the host key signed another
     certificate key's SPKI. Accepting it lets anyone replay a peer's extension."""
     d = ctx.draft()
-    other = ctx.throwaway("p256", "other-certificate")
+    other = ctx.throwaway(KeyKind.P256, "other-certificate")
     v = signed_key(d.host.protobuf, d.host.sign(handshake_message(other.spki)))
-    return ctx.built(with_libp2p_value(d, v), P256)
+    return ctx.built(with_libp2p_value(d, v))
 
 
-@_invalid("invalid.extension-signature.no-prefix", "extension_signature_invalid", "critical",
-          f"{EXT}: the signed message starts with 'libp2p-tls-handshake:'")
+@case("invalid.extension-signature.no-prefix", "invalid", ErrorCode.EXTENSION_SIGNATURE_INVALID,
+      importance="critical", rule=f"{EXT}: the signed message starts with 'libp2p-tls-handshake:'")
 def no_prefix(ctx: BuildContext) -> Built:
     """The host key signed the bare SubjectPublicKeyInfo, without the libp2p-tls-handshake:
     prefix (a signature that could be lifted from another protocol)."""
     d = ctx.draft()
     v = signed_key(d.host.protobuf, d.host.sign(d.cert_key.spki))
-    return ctx.built(with_libp2p_value(d, v), P256)
+    return ctx.built(with_libp2p_value(d, v))
 
 
-def _raw_signature(host_type: str, size: int) -> Callable[[BuildContext], Built]:
-    def build(ctx: BuildContext) -> Built:
-        host = ctx.host(host_type)
-        d = ctx.draft(host=host)
-        v = signed_key(host.protobuf, raw_ecdsa(host_signature(host, d), size))
-        return ctx.built(with_libp2p_value(d, v), P256)
-
-    return build
-
-
-for _host in ("ECDSA", "Secp256k1"):
-    register(Case(
-        id=f"invalid.extension-signature.raw-r-s.{_host.lower()}", result="invalid",
-        error="extension_signature_invalid", importance="medium",
-        rule="peer-ids.md: ECDSA and Secp256k1 signatures are DER",
-        description=(f"The {_host} host signature is the raw r||s (IEEE P1363, what WebCrypto "
-                     "produces) form of a valid signature, not DER."),
-        build=_raw_signature(_host, 32),
-    ))
+@case("invalid.extension-signature.raw-r-s.{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="medium",
+      rule="peer-ids.md: ECDSA and Secp256k1 signatures are DER",
+      each=[{"host_type": h, "name": h.lower()} for h in ("ECDSA", "Secp256k1")])
+def raw_r_s(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """The {host_type} host signature is the raw r||s (IEEE P1363, what WebCrypto produces) form
+    of a valid signature, not DER."""
+    host = ctx.host(host_type)
+    d = ctx.draft(host=host)
+    v = signed_key(host.protobuf, raw_ecdsa(host_signature(host, d), 32))
+    return ctx.built(with_libp2p_value(d, v))
 
 
-@_invalid("invalid.extension-signature.wrong-length", "extension_signature_invalid", "critical",
-          "RFC 8032: an Ed25519 signature is 64 bytes")
+@case("invalid.extension-signature.wrong-length", "invalid", ErrorCode.EXTENSION_SIGNATURE_INVALID,
+      importance="critical", rule="RFC 8032: an Ed25519 signature is 64 bytes")
 def wrong_length(ctx: BuildContext) -> Built:
     """The Ed25519 host signature is cut to 63 bytes."""
     d = ctx.draft()
     v = signed_key(d.host.protobuf, host_signature(d.host, d)[:63])
-    return ctx.built(with_libp2p_value(d, v), P256)
+    return ctx.built(with_libp2p_value(d, v))
 
 
 # -- the PeerId the caller expects -----------------------------------------------------------------
-@_invalid("invalid.peer-id-mismatch", "peer_id_mismatch", "critical",
-          f"{TLS}: a client MUST check the PeerId is the one it dialled")
+@case("invalid.peer-id-mismatch", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="critical", rule=f"{TLS}: a client MUST check the PeerId is the one it dialled")
 def peer_id_mismatch(ctx: BuildContext) -> Built:
     """A valid certificate; the caller expects (expect_peer_id) the PeerId of another host key."""
     d = ctx.draft()
-    return ctx.built(d, P256, expect_peer_id=ctx.host(role="dialled").peer_id)
+    return ctx.built(d, expect_peer_id=ctx.host(role="dialled").peer_id)
 

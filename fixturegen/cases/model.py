@@ -1,35 +1,50 @@
-"""The catalogue's value types: a :class:`Case` (what to build and what a verifier must say)
-and a :class:`Built` fixture (the bytes and what they were made from)."""
+"""The catalogue: a :class:`Case` is what to build and what a verifier must say; :func:`case`
+is the one way to declare one; :meth:`Case.render` builds it into the manifest's model.
+
+A case is a small function taking a :class:`BuildContext` and returning a :class:`Built`; its
+docstring is its description. A family of cases (one per scheme, host key type, ...) is one
+function with ``each``: the id and the docstring are templates filled from each parameter set,
+and the parameters are passed to the function as keywords::
+
+    @case("invalid.expired", "invalid", ErrorCode.EXPIRED, importance="medium", rule=...)
+    def expired(ctx: BuildContext) -> Built:
+        \"\"\"notAfter is 2000-12-31T23:59:59Z: expired at any time this corpus is used.\"\"\"
+
+    @case("invalid.self-signature-corrupted.{scheme}", "invalid", ...,
+          each=[{"scheme": s} for s in SCHEMES])
+    def corrupted(ctx: BuildContext, scheme: str) -> Built:
+        \"\"\"One bit of the {scheme} self-signature is flipped.\"\"\"
+"""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
-from fixturegen.certs.builder import Draft
-
-if TYPE_CHECKING:
-    from fixturegen.cases.context import BuildContext
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.model.manifest import (
+    CertificateInfo,
+    Expected,
+    Fixture,
+    HostKeyInfo,
+    KeyInfo,
+)
+from fixturegen.verify.codes import ErrorCode, Flag
 
 Result = Literal["valid", "invalid", "acceptable"]
 Importance = Literal["critical", "high", "medium", "low"]
+Params = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class Built:
-    """What a case body returns."""
+class Rendered:
+    """One case, built: its manifest entry and its files (plain data: it crosses processes)."""
 
-    #: The leaf's draft: certificate key, algorithm, host key, TBS fields.
-    draft: Draft
-    #: The presented certificates as files, leaf first (one file in all but the chain cases).
-    files: tuple[bytes, ...]
-    #: The signature scheme name the manifest states for the leaf.
-    scheme: str
-    #: The PeerId the caller expects (peer_id_mismatch cases), passed to the verifier.
-    expect_peer_id: str | None = None
-    extension_critical: bool = False
+    fixture: Fixture
+    files: tuple[tuple[str, bytes], ...]
 
 
 @dataclass(frozen=True)
@@ -39,40 +54,89 @@ class Case:
     result: Result
     build: Callable[[BuildContext], Built] = field(repr=False)
     #: The code the reference verifier must give (None: it accepts).
-    error: str | None = None
-    flags: tuple[str, ...] = ()
+    error: ErrorCode | None = None
+    flags: tuple[Flag, ...] = ()
     importance: Importance | None = None
     #: The spec rule this case tests, for reports ("tls.md: ...").
     rule: str = ""
+
+    def render(self, seed: bytes) -> Rendered:
+        """Build the case: its manifest entry (the model ``output/`` writes) and its files."""
+        built = self.build(BuildContext(seed, self.id))
+        d = built.draft
+        paths = [f"certs/{self.id}.der"]
+        paths += [f"certs/{self.id}.{i}.der" for i in range(2, len(built.files) + 1)]
+        key_path = f"keys/{self.id}.pem"
+        leaf = built.files[0]
+        not_before, not_after = d.validity_text()
+        fixture = Fixture(
+            id=self.id, path=paths[0], chain=paths,
+            sha256=hashlib.sha256(leaf).hexdigest(), sha512=hashlib.sha512(leaf).hexdigest(),
+            description=self.description, rule=self.rule, flags=list(self.flags),
+            importance=self.importance,
+            certificate=CertificateInfo(
+                signature_scheme=d.scheme,
+                key=KeyInfo(type=d.cert_key.kind, source=d.cert_key.source,
+                            file=d.cert_key.file),
+                not_before=not_before, not_after=not_after, serial=d.serial_hex(),
+                extension_critical=built.extension_critical,
+            ),
+            certificate_key_path=key_path,
+            host_key=HostKeyInfo(
+                type=d.host.type,  # type: ignore[arg-type]
+                kind=d.host.pair.kind, source=d.host.pair.source,
+                public_key_protobuf_hex=d.host.protobuf.hex(),
+            ),
+            expect_peer_id=built.expect_peer_id,
+            expected=Expected(result=self.result, error=self.error,
+                              peer_id=d.host.peer_id if self.result != "invalid" else None),
+        )
+        files = (*zip(paths, built.files, strict=True), (key_path, d.cert_key.pkcs8_pem()))
+        return Rendered(fixture, files)
 
 
 CATALOGUE: list[Case] = []
 
 
-def describe(fn: Callable[..., object]) -> str:
-    return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
+def describe(text: str) -> str:
+    """A docstring as one line."""
+    return " ".join(inspect.cleandoc(text).split())
 
 
-def register(c: Case) -> Case:
+def _register(c: Case) -> None:
     if any(existing.id == c.id for existing in CATALOGUE):
         raise ValueError(f"duplicate case id {c.id}")
     CATALOGUE.append(c)
-    return c
 
 
 def case(
     id: str,
-    result: Result,
-    error: str | None = None,
+    result: Result | Callable[..., Result],
+    error: ErrorCode | None = None,
     *,
-    flags: tuple[str, ...] = (),
+    flags: tuple[Flag, ...] | Callable[..., tuple[Flag, ...]] = (),
     importance: Importance | None = None,
     rule: str = "",
-) -> Callable[[Callable[[BuildContext], Built]], Callable[[BuildContext], Built]]:
-    """Register a case; its docstring is the description."""
+    each: Iterable[Params] | None = None,
+) -> Callable[[Callable[..., Built]], Callable[..., Built]]:
+    """Declare a case (or, with ``each``, a family): the function's docstring is the
+    description. With ``each``, ``id`` and the docstring are ``str.format`` templates filled
+    from each parameter set, and ``result`` and ``flags`` may be functions of the parameters."""
 
-    def wrap(fn: Callable[[BuildContext], Built]) -> Callable[[BuildContext], Built]:
-        register(Case(id, describe(fn), result, fn, error, flags, importance, rule))
+    def wrap(fn: Callable[..., Built]) -> Callable[..., Built]:
+        doc = fn.__doc__ or ""
+        for params in (each if each is not None else [{}]):
+            def build(ctx: BuildContext, _params: Params = params) -> Built:
+                return fn(ctx, **_params)
+
+            _register(Case(
+                id=id.format(**params),
+                description=describe(doc.format(**params) if each is not None else doc),
+                result=result(**params) if callable(result) else result,
+                build=build, error=error,
+                flags=flags(**params) if callable(flags) else flags,
+                importance=importance, rule=rule,
+            ))
         return fn
 
     return wrap

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from fixturegen.cases.context import BuildContext
-from fixturegen.cases.model import Built, case
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.model import case
 from fixturegen.certs import der
+from fixturegen.verify.codes import ErrorCode, Flag
 
-P256 = "ecdsa_secp256r1_sha256"
 RULE = "RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050, seconds and Z"
 UTC_TIME, GENERALIZED_TIME = 0x17, 0x18
 FAR_PAST = datetime(1999, 1, 1, tzinfo=UTC)
@@ -29,7 +29,7 @@ FAR_FUTURE = datetime(3000, 1, 1, tzinfo=UTC)
 
 def _with_times(ctx: BuildContext, not_before: bytes, not_after: bytes) -> Built:
     d = ctx.draft()
-    return ctx.built(d.but(validity=der.sequence(not_before, not_after)), P256)
+    return ctx.built(d.but(validity=der.sequence(not_before, not_after)))
 
 
 def _generalized(moment: datetime) -> bytes:
@@ -66,7 +66,7 @@ def utc_2049(ctx: BuildContext) -> Built:
 
 
 @case("acceptable.time.generalized-1975", "acceptable",
-      flags=("generalized-time-before-2050",), rule=RULE)
+      flags=(Flag.GENERALIZED_TIME_BEFORE_2050,), rule=RULE)
 def generalized_1975(ctx: BuildContext) -> Built:
     """notBefore 19750101000000Z as GeneralizedTime, as every certificate nim-libp2p makes: RFC
     5280 wants UTCTime for 1975. Go, webpki and OpenSSL accept it; so does the reference
@@ -76,7 +76,7 @@ def generalized_1975(ctx: BuildContext) -> Built:
 
 
 @case("acceptable.time.generalized-2049", "acceptable",
-      flags=("generalized-time-before-2050",), rule=RULE)
+      flags=(Flag.GENERALIZED_TIME_BEFORE_2050,), rule=RULE)
 def generalized_2049(ctx: BuildContext) -> Built:
     """notAfter 20491231235959Z as GeneralizedTime: the last second RFC 5280 wants as UTCTime.
     Accepted with the flag."""
@@ -84,7 +84,7 @@ def generalized_2049(ctx: BuildContext) -> Built:
                        _generalized(datetime(2049, 12, 31, 23, 59, 59, tzinfo=UTC)))
 
 
-@case("invalid.time.generalized-fractional-seconds", "invalid", "malformed_certificate",
+@case("invalid.time.generalized-fractional-seconds", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule="RFC 5280 4.1.2.5.2: GeneralizedTime MUST NOT include fractional "
       "seconds")
 def generalized_fraction(ctx: BuildContext) -> Built:
@@ -93,7 +93,7 @@ def generalized_fraction(ctx: BuildContext) -> Built:
     return _with_times(ctx, der.time(FAR_PAST), der.tlv(GENERALIZED_TIME, b"30000101000000.5Z"))
 
 
-@case("invalid.time.utc-without-seconds", "invalid", "malformed_certificate",
+@case("invalid.time.utc-without-seconds", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule="RFC 5280 4.1.2.5.1: UTCTime MUST include seconds (YYMMDDHHMMSSZ)")
 def utc_without_seconds(ctx: BuildContext) -> Built:
     """notBefore 9901010000Z: UTCTime without its seconds field, allowed by X.680 but not by
@@ -101,21 +101,21 @@ def utc_without_seconds(ctx: BuildContext) -> Built:
     return _with_times(ctx, der.tlv(UTC_TIME, b"9901010000Z"), der.time(FAR_FUTURE))
 
 
-@case("invalid.time.generalized-without-seconds", "invalid", "malformed_certificate",
+@case("invalid.time.generalized-without-seconds", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule="RFC 5280 4.1.2.5.2: GeneralizedTime MUST include seconds")
 def generalized_without_seconds(ctx: BuildContext) -> Built:
     """notAfter 300001010000Z: GeneralizedTime without its seconds field."""
     return _with_times(ctx, der.time(FAR_PAST), der.tlv(GENERALIZED_TIME, b"300001010000Z"))
 
 
-@case("invalid.time.february-30", "invalid", "malformed_certificate",
+@case("invalid.time.february-30", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule="RFC 5280 4.1.2.5: a calendar date")
 def february_30(ctx: BuildContext) -> Built:
     """notBefore 990230000000Z: February 30th does not exist."""
     return _with_times(ctx, der.tlv(UTC_TIME, b"990230000000Z"), der.time(FAR_FUTURE))
 
 
-@case("invalid.time.utc-without-z", "invalid", "malformed_certificate",
+@case("invalid.time.utc-without-z", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule="RFC 5280 4.1.2.5.1: UTCTime MUST be expressed in Zulu (Z)")
 def utc_without_z(ctx: BuildContext) -> Built:
     """notBefore 990101000000+0000: a UTCTime with a numeric offset instead of Z."""

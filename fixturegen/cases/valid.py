@@ -3,76 +3,67 @@ throwaway certificate keys; the critical-extension variants; larger RSA moduli."
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from fixturegen.cases.context import HOST_KINDS, BuildContext
-from fixturegen.cases.model import Built, Case, Result, register
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.model import Result, case
 from fixturegen.certs.schemes import SCHEMES
-from fixturegen.keys import Source
+from fixturegen.keys import HOST_KEY_TYPES, KeyKind, Source
+from fixturegen.verify.codes import Flag
 
-HOST_LABELS = {"Ed25519": "ed25519", "Secp256k1": "secp256k1", "ECDSA": "ecdsa-p256",
-               "RSA": "rsa-2048"}
 RULE = "tls.md: Peer Authentication; the libp2p Public Key Extension"
+#: The matrix's host key types, in id order.
+HOST_TYPES = ("Ed25519", "Secp256k1", "ECDSA", "RSA")
+assert set(HOST_TYPES) == set(HOST_KEY_TYPES)
 
 
-def _matrix_case(scheme: str, host_type: str, source: Source, critical: bool = False,
-                 cert_kind: str | None = None) -> Callable[[BuildContext], Built]:
-    def build(ctx: BuildContext) -> Built:
-        d = ctx.draft(scheme, cert_source=source, cert_kind=cert_kind,
-                      host=ctx.host(host_type), critical=critical)
-        return ctx.built(d, scheme, critical=critical)
-
-    return build
+def _label(host_type: str) -> str:
+    """A host key type in a case id: its default kind, ECDSA keys with the prefix ``ecdsa-``."""
+    kind = KeyKind.for_host_type(host_type)
+    return f"ecdsa-{kind}" if host_type == "ECDSA" else str(kind)
 
 
-def _register_matrix() -> None:
-    for scheme in SCHEMES.values():
-        flag = scheme.borderline_flag
-        result: Result = "acceptable" if flag else "valid"
-        flags = (flag,) if flag else ()
-        for host_type in HOST_KINDS:
-            for source in ("fixed", "throwaway"):
-                register(Case(
-                    id=f"matrix.{scheme.name}.{HOST_LABELS[host_type]}.{source}",
-                    description=(
-                        f"A valid certificate signed with {scheme.name} by a {source} "
-                        f"{scheme.key_kind} certificate key, carrying a non-critical libp2p "
-                        f"extension for a throwaway {host_type} host key."
-                    ),
-                    result=result, flags=flags, rule=RULE,
-                    build=_matrix_case(scheme.name, host_type, source),
-                ))
-        register(Case(
-            id=f"critical.{scheme.name}",
-            description=(
-                f"As matrix.{scheme.name}.ed25519.fixed, with the libp2p extension marked "
-                "critical, which the spec allows (an endpoint that understands it must accept)."
-            ),
-            result=result, flags=(*flags, "critical-libp2p-extension"), rule=RULE,
-            build=_matrix_case(scheme.name, "Ed25519", "fixed", critical=True),
-        ))
-    for bits in (3072, 4096):
-        for rsa_scheme in ("rsa_pkcs1_sha256", "rsa_pss_rsae_sha384"):
-            register(Case(
-                id=f"rsa-size.{rsa_scheme}.rsa-{bits}",
-                description=(
-                    f"A valid certificate signed with {rsa_scheme} by the fixed RSA-{bits} key "
-                    "(rust-libp2p accepts moduli of 2048 to 8192 bits)."
-                ),
-                result="valid", rule=RULE,
-                build=_matrix_case(rsa_scheme, "Ed25519", "fixed", cert_kind=f"rsa-{bits}"),
-            ))
-    register(Case(
-        id="host-ecdsa-p384",
-        description=(
-            "A valid P-256 certificate whose host key is ECDSA on P-384: the host signature is "
-            "still over SHA-256 (peer-ids.md: ECDSA signs SHA-256 of the message on every curve)."
-        ),
-        result="valid", rule="peer-ids.md: ECDSA",
-        build=lambda ctx: ctx.built(
-            ctx.draft(host=ctx.host("ECDSA", kind="p384")), "ecdsa_secp256r1_sha256"
-        ),
-    ))
+def _result(scheme: str, **_: object) -> Result:
+    return "acceptable" if SCHEMES[scheme].borderline_flag else "valid"
 
 
-_register_matrix()
+def _flags(scheme: str, **_: object) -> tuple[Flag, ...]:
+    flag = SCHEMES[scheme].borderline_flag
+    return (flag,) if flag else ()
+
+
+# Scheme by scheme: its matrix, then its critical variant (the manifest's order).
+for _scheme in SCHEMES:
+    @case("matrix.{scheme}.{label}.{source}", _result, flags=_flags, rule=RULE, each=[
+        {"scheme": _scheme, "kind": SCHEMES[_scheme].key_kind, "host_type": h,
+         "label": _label(h), "source": source}
+        for h in HOST_TYPES for source in ("fixed", "throwaway")])
+    def matrix(ctx: BuildContext, scheme: str, host_type: str, source: Source, **_: object
+               ) -> Built:
+        """A valid certificate signed with {scheme} by a {source} {kind} certificate key,
+        carrying a non-critical libp2p extension for a throwaway {host_type} host key."""
+        return ctx.built(ctx.draft(scheme, cert_source=source, host=ctx.host(host_type)))
+
+    @case("critical.{scheme}", _result, rule=RULE, each=[{"scheme": _scheme}],
+          flags=lambda scheme: (*_flags(scheme), Flag.CRITICAL_LIBP2P_EXTENSION))
+    def critical(ctx: BuildContext, scheme: str) -> Built:
+        """As matrix.{scheme}.ed25519.fixed, with the libp2p extension marked critical, which
+        the spec allows (an endpoint that understands it must accept)."""
+        d = ctx.draft(scheme, cert_source="fixed", host=ctx.host("Ed25519"), critical=True)
+        return ctx.built(d, critical=True)
+
+
+@case("rsa-size.{scheme}.{kind}", "valid", rule=RULE, each=[
+    {"scheme": s, "kind": k, "bits": k.rsa_bits}
+    for k in (KeyKind.RSA_3072, KeyKind.RSA_4096)
+    for s in ("rsa_pkcs1_sha256", "rsa_pss_rsae_sha384")])
+def rsa_size(ctx: BuildContext, scheme: str, kind: KeyKind, bits: int) -> Built:
+    """A valid certificate signed with {scheme} by the fixed RSA-{bits} key (rust-libp2p accepts
+    moduli of 2048 to 8192 bits)."""
+    d = ctx.draft(scheme, cert_source="fixed", cert_kind=kind, host=ctx.host("Ed25519"))
+    return ctx.built(d)
+
+
+@case("host-ecdsa-p384", "valid", rule="peer-ids.md: ECDSA")
+def host_ecdsa_p384(ctx: BuildContext) -> Built:
+    """A valid P-256 certificate whose host key is ECDSA on P-384: the host signature is still
+    over SHA-256 (peer-ids.md: ECDSA signs SHA-256 of the message on every curve)."""
+    return ctx.built(ctx.draft(host=ctx.host("ECDSA", kind=KeyKind.P384)))

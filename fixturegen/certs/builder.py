@@ -42,6 +42,18 @@ def validity(not_before: datetime, not_after: datetime) -> bytes:
     return der.sequence(der.time(not_before), der.time(not_after))
 
 
+def time_text(tlv: bytes) -> str:
+    """The ISO 8601 form of a DER UTCTime or GeneralizedTime; a malformed one as written."""
+    text = tlv[2:].decode("ascii", "replace")
+    utc = tlv[0] == 0x17
+    if not (len(text) == (13 if utc else 15) and text[:-1].isdigit() and text.endswith("Z")):
+        return text
+    if utc:
+        year = int(text[:2])
+        text = f"{1900 + year if year >= 50 else 2000 + year}{text[2:]}"
+    return f"{text[:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+
+
 def derived_serial(fixture_id: str) -> int:
     """A positive serial of at most 16 octets, from SHA-256 of the fixture id."""
     raw = bytearray(hashlib.sha256(b"fixturegen/serial/v1\0" + fixture_id.encode()).digest()[:16])
@@ -86,9 +98,20 @@ class Draft:
     pss_salt: bytes = b""
     #: The key that makes the self-signature (default: the certificate key).
     signer: KeyPair | None = field(default=None)
+    #: The TLS SignatureScheme name the manifest states for this certificate.
+    scheme: str = ""
 
     def but(self, **tbs_changes: object) -> Draft:
         return replace(self, tbs=replace(self.tbs, **tbs_changes))  # type: ignore[arg-type]
+
+    def validity_text(self) -> tuple[str, str]:
+        """notBefore and notAfter in ISO 8601 (a deliberately malformed time: as written)."""
+        not_before, not_after = der.children(self.tbs.validity)
+        return time_text(not_before), time_text(not_after)
+
+    def serial_hex(self) -> str:
+        """The serial number's content octets, lower-case hex."""
+        return self.tbs.serial[2:].hex()
 
     def tbs_der(self) -> bytes:
         return self.tbs.encode()
@@ -111,6 +134,7 @@ def draft(
     serial: int,
     pss_salt: bytes = b"",
     critical: bool = False,
+    scheme: str = "",
     not_before: datetime = NOT_BEFORE,
     not_after: datetime = NOT_AFTER,
     subject: bytes = DEFAULT_NAME,
@@ -128,4 +152,4 @@ def draft(
         spki=cert_key.spki,
         extensions=(libp2p_extension(host, cert_key.spki, critical), *extra_extensions),
     )
-    return Draft(cert_key, algorithm, host, tbs, pss_salt)
+    return Draft(cert_key, algorithm, host, tbs, pss_salt, scheme=scheme)

@@ -17,6 +17,8 @@ from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from fixturegen.certs import der
 from fixturegen.certs.pss import sign_pss
+from fixturegen.keys import KeyKind
+from fixturegen.verify.codes import Flag
 
 Family = Literal["rsa_pkcs1", "rsa_pss", "ecdsa", "ed25519", "ed448"]
 
@@ -111,29 +113,38 @@ class SignatureScheme:
     code_point: int
     algorithm: SigningAlgorithm
     #: The certificate key kind the valid matrix uses with this scheme.
-    key_kind: str
+    key_kind: KeyKind
     #: Widely used implementations cannot verify it: fixtures are `acceptable`, not `valid`.
-    borderline_flag: str | None = None
+    borderline_flag: Flag | None = None
+
+    @property
+    def hash_length(self) -> int:
+        """The transcript-hash length its CertificateVerify vectors use: its hash's digest
+        length (EdDSA has none: 32 bytes for Ed25519, 64 for Ed448)."""
+        if self.algorithm.hash_name:
+            return HASH_LENGTHS[self.algorithm.hash_name]
+        return 64 if self.algorithm.family == "ed448" else 32
 
 
-def _scheme(name: str, code: int, family: Family, hash_name: str | None, kind: str,
-            flag: str | None = None) -> SignatureScheme:
+def _scheme(name: str, code: int, family: Family, hash_name: str | None, kind: KeyKind,
+            flag: Flag | None = None) -> SignatureScheme:
     return SignatureScheme(name, code, SigningAlgorithm(family, hash_name), kind, flag)
 
 
 SCHEMES: dict[str, SignatureScheme] = {
     s.name: s
     for s in (
-        _scheme("rsa_pkcs1_sha256", 0x0401, "rsa_pkcs1", "sha256", "rsa-2048"),
-        _scheme("rsa_pkcs1_sha384", 0x0501, "rsa_pkcs1", "sha384", "rsa-2048"),
-        _scheme("rsa_pkcs1_sha512", 0x0601, "rsa_pkcs1", "sha512", "rsa-2048"),
-        _scheme("rsa_pss_rsae_sha256", 0x0804, "rsa_pss", "sha256", "rsa-2048"),
-        _scheme("rsa_pss_rsae_sha384", 0x0805, "rsa_pss", "sha384", "rsa-2048"),
-        _scheme("rsa_pss_rsae_sha512", 0x0806, "rsa_pss", "sha512", "rsa-2048"),
-        _scheme("ecdsa_secp256r1_sha256", 0x0403, "ecdsa", "sha256", "p256"),
-        _scheme("ecdsa_secp384r1_sha384", 0x0503, "ecdsa", "sha384", "p384"),
-        _scheme("ecdsa_secp521r1_sha512", 0x0603, "ecdsa", "sha512", "p521", "p521-certificate"),
-        _scheme("ed25519", 0x0807, "ed25519", None, "ed25519"),
-        _scheme("ed448", 0x0808, "ed448", None, "ed448", "ed448-certificate"),
+        _scheme("rsa_pkcs1_sha256", 0x0401, "rsa_pkcs1", "sha256", KeyKind.RSA_2048),
+        _scheme("rsa_pkcs1_sha384", 0x0501, "rsa_pkcs1", "sha384", KeyKind.RSA_2048),
+        _scheme("rsa_pkcs1_sha512", 0x0601, "rsa_pkcs1", "sha512", KeyKind.RSA_2048),
+        _scheme("rsa_pss_rsae_sha256", 0x0804, "rsa_pss", "sha256", KeyKind.RSA_2048),
+        _scheme("rsa_pss_rsae_sha384", 0x0805, "rsa_pss", "sha384", KeyKind.RSA_2048),
+        _scheme("rsa_pss_rsae_sha512", 0x0806, "rsa_pss", "sha512", KeyKind.RSA_2048),
+        _scheme("ecdsa_secp256r1_sha256", 0x0403, "ecdsa", "sha256", KeyKind.P256),
+        _scheme("ecdsa_secp384r1_sha384", 0x0503, "ecdsa", "sha384", KeyKind.P384),
+        _scheme("ecdsa_secp521r1_sha512", 0x0603, "ecdsa", "sha512", KeyKind.P521,
+                Flag.P521_CERTIFICATE),
+        _scheme("ed25519", 0x0807, "ed25519", None, KeyKind.ED25519),
+        _scheme("ed448", 0x0808, "ed448", None, KeyKind.ED448, Flag.ED448_CERTIFICATE),
     )
 }

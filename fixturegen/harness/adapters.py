@@ -3,15 +3,39 @@
 Each adapter is built from its package registry by ``adapters/build`` (``make adapters``); the
 version below is the one its lock file pins (``tests/test_harness.py`` checks they agree), and
 it is recorded in every results file.
+
+The adapters are source trees with lock files, built on the machine: they live in a fixturegen
+checkout's ``adapters/`` folder, not in the installed package. :func:`adapters_dir` finds that
+folder: ``--adapters DIR``, else ``$FIXTUREGEN_ADAPTERS``, else ``./adapters`` (the checkout
+the command runs in, as ``make conformance`` does).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-ADAPTERS = ROOT / "adapters"
+ENV = "FIXTUREGEN_ADAPTERS"
+
+
+class AdaptersNotFound(Exception):
+    """No folder of shipped adapters where one was looked for (a usage error)."""
+
+
+def adapters_dir(given: Path | None = None) -> Path:
+    """The folder holding the shipped adapters (it has their ``build`` script)."""
+    if given is not None:
+        base, how = given, "--adapters"
+    elif os.environ.get(ENV):
+        base, how = Path(os.environ[ENV]), f"${ENV}"
+    else:
+        base, how = Path("adapters"), "./adapters"
+    if not (base / "build").is_file():
+        raise AdaptersNotFound(
+            f"{how} ({base}) is not a fixturegen adapters folder (no 'build' in it): run from "
+            f"a fixturegen checkout, or pass --adapters DIR or set {ENV}")
+    return base.absolute()
 
 
 @dataclass(frozen=True)
@@ -24,13 +48,13 @@ class Adapter:
     verifier: str
     marker: str
 
-    def argv(self) -> list[str]:
-        base = ADAPTERS / self.folder
+    def argv(self, adapters: Path) -> list[str]:
+        base = adapters / self.folder
         return [str(base / part) if part.startswith("./") else part for part in self.command]
 
-    def built(self) -> bool:
+    def built(self, adapters: Path) -> bool:
         """Whether ``adapters/build`` has left what the command needs."""
-        return (ADAPTERS / self.folder / self.marker).exists()
+        return (adapters / self.folder / self.marker).exists()
 
 
 SHIPPED: tuple[Adapter, ...] = (

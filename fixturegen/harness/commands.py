@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from fixturegen.errors import fail
-from fixturegen.harness.adapters import BY_NAME, SHIPPED
+from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
 from fixturegen.harness.interop import run_interop
@@ -70,6 +70,9 @@ def run(
         help="Your own adapter: everything after '--' is its command line.")] = None,
     impl: Annotated[list[str] | None, typer.Option(
         "--impl", help="A shipped adapter (repeatable); 'all' for every one.")] = None,
+    adapters: Annotated[Path | None, typer.Option(
+        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+    ] = None,
     corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")] = Path("out"),
     out: Annotated[Path | None, typer.Option(
         help="Where the reports go (default: CORPUS/conformance).")] = None,
@@ -92,17 +95,19 @@ def run(
 ) -> None:
     """Run implementations over the corpus and write the four reports."""
     targets: list[Target] = []
+    base = _adapters(adapters) if impl else None
     for wanted in impl or []:
         names = [a.name for a in SHIPPED] if wanted == "all" else [wanted]
         for n in names:
             adapter = BY_NAME.get(n)
             if adapter is None:
                 fail(f"no shipped adapter {n!r} (known: {', '.join(BY_NAME)}, all)")
-            if not adapter.built():
+            assert base is not None
+            if not adapter.built(base):
                 fail(f"adapter {n} is not built: run 'make adapters' (adapters/build {n})",
                      EXIT_ADAPTER)
             targets.append(Target(adapter.name, adapter.package, adapter.version,
-                                  adapter.verifier, tuple(adapter.argv())))
+                                  adapter.verifier, tuple(adapter.argv(base))))
     if command:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or ".." in name:
             fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
@@ -210,11 +215,23 @@ def diff_runs(
     raise typer.Exit(EXIT_NEW if lines else EXIT_OK)
 
 
+def _adapters(given: Path | None) -> Path:
+    try:
+        return adapters_dir(given)
+    except AdaptersNotFound as exc:
+        fail(str(exc))
+
+
 @harness_app.command("list")
-def list_adapters() -> None:
+def list_adapters(
+    adapters: Annotated[Path | None, typer.Option(
+        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+    ] = None,
+) -> None:
     """The shipped adapters, their pinned versions and whether they are built."""
+    base = _adapters(adapters)
     for a in SHIPPED:
-        state = "built" if a.built() else "not built"
+        state = "built" if a.built(base) else "not built"
         typer.echo(f"{a.name:16} {a.package} {a.version:8} {state:9} {a.verifier}")
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fixturegen.output.manifest import json_schema
+from fixturegen.model.manifest import json_schema
 
 #: The host key types of the libp2p spec (peer-ids.md), as the generate request names them.
 HostKeyType = Literal["ed25519", "secp256k1", "ecdsa", "rsa"]

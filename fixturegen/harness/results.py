@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.harness.compare import Outcome
-from fixturegen.output.manifest import json_schema
+from fixturegen.model.manifest import json_schema
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
 

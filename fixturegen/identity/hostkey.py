@@ -22,22 +22,17 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 
 from fixturegen.identity.peerid import peer_id_base58, peer_id_cid
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key
-from fixturegen.keys import KeyPair
+from fixturegen.keys import HOST_KEY_TYPES, KeyPair
 
-HOST_KEY_TYPES = tuple(KEY_TYPE_CODES)
+__all__ = ["HOST_KEY_TYPES", "HostKey", "flip_s", "host_key_type_of"]
+
 SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
 def host_key_type_of(pair: KeyPair) -> str:
-    if pair.kind.startswith("rsa-"):
-        return "RSA"
-    if pair.kind == "ed25519":
-        return "Ed25519"
-    if pair.kind == "secp256k1":
-        return "Secp256k1"
-    if pair.kind in ("p256", "p384", "p521"):
-        return "ECDSA"
-    raise ValueError(f"a {pair.kind} key cannot be a libp2p host key")
+    if pair.kind.host_key_type is None:
+        raise ValueError(f"a {pair.kind} key cannot be a libp2p host key")
+    return pair.kind.host_key_type
 
 
 def flip_s(der_signature: bytes, order: int) -> bytes:

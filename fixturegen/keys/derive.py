@@ -22,24 +22,9 @@ import gmpy2
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-from fixturegen.keys import EC_CURVES, RSA_BITS
+from fixturegen.keys.kinds import KeyKind
 
 DOMAIN = b"fixturegen/throwaway-key/v1"
-
-_ORDERS: dict[str, int] = {
-    "p256": 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
-    "p384": int(
-        "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFC7634D81F4372DDF581A0DB248B0A77AECEC196ACCC52973",
-        16,
-    ),
-    "p521": int(
-        "1FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"
-        "A51868783BF2F966B7FCC0148F709A5D03BB5C9B8899C47AEBB6FB71E91386409",
-        16,
-    ),
-    "secp256k1": 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141,
-}
-
 
 def stream(seed: bytes, label: str, purpose: str, n: int) -> bytes:
     """``n`` derived bytes for (seed, label, purpose); distinct inputs never share a prefix."""
@@ -78,17 +63,17 @@ def derive_rsa(seed: bytes, label: str, bits: int) -> rsa.RSAPrivateKey:
     return numbers.private_key(unsafe_skip_rsa_key_validation=True)
 
 
-def derive_private_key(kind: str, seed: bytes, label: str) -> PrivateKeyTypes:
+def derive_private_key(kind: KeyKind | str, seed: bytes, label: str) -> PrivateKeyTypes:
     """The throwaway private key of ``kind`` for (seed, label)."""
-    if kind == "ed25519":
+    kind = KeyKind(kind)
+    if kind is KeyKind.ED25519:
         return ed25519.Ed25519PrivateKey.from_private_bytes(stream(seed, label, kind, 32))
-    if kind == "ed448":
+    if kind is KeyKind.ED448:
         return ed448.Ed448PrivateKey.from_private_bytes(stream(seed, label, kind, 57))
-    if kind in EC_CURVES:
-        order = _ORDERS[kind]
+    if kind.order is not None and (curve := kind.curve) is not None:
+        order = kind.order
         raw = stream(seed, label, kind, (order.bit_length() + 7) // 8 + 8)
         scalar = int.from_bytes(raw, "big") % (order - 1) + 1
-        return ec.derive_private_key(scalar, EC_CURVES[kind])
-    if kind in RSA_BITS:
-        return derive_rsa(seed, label, RSA_BITS[kind])
-    raise ValueError(f"unknown key kind {kind!r}")
+        return ec.derive_private_key(scalar, curve)
+    assert kind.rsa_bits is not None
+    return derive_rsa(seed, label, kind.rsa_bits)

@@ -14,10 +14,8 @@ from pathlib import Path
 
 import cryptography
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-from fixturegen.keys import EC_CURVES, FIXED_KINDS, RSA_BITS, KeyPair, kind_of
+from fixturegen.keys import FIXED_KINDS, KeyKind, KeyPair
 
 #: The fixed keys travel with the package (``fixturegen/data/keys``, in a checkout a link to the
 #: repository's ``keys/``, their source), so an installed wheel generates the same corpus.
@@ -33,31 +31,24 @@ def key_file(kind: str) -> str:
 
 
 @cache
-def load_fixed(kind: str, keys_dir: Path = KEYS_DIR) -> KeyPair:
+def load_fixed(kind: KeyKind | str, keys_dir: Path = KEYS_DIR) -> KeyPair:
+    kind = KeyKind(kind)
     path = keys_dir / f"{kind}.pem"
     try:
         private = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (OSError, ValueError, TypeError) as exc:
         raise FixedKeyError(f"cannot load fixed key {path}: {exc}") from exc
-    if kind_of(private) != kind:
-        raise FixedKeyError(f"{path} holds a {kind_of(private)} key, not {kind}")
+    try:
+        found = KeyKind.of(private)
+    except ValueError as exc:
+        raise FixedKeyError(f"{path}: {exc}") from None
+    if found is not kind:
+        raise FixedKeyError(f"{path} holds a {found} key, not {kind}")
     return KeyPair.of(kind, private, "fixed", key_file(kind))
 
 
 def fingerprint(pair: KeyPair) -> str:
     return hashlib.sha256(pair.spki).hexdigest()
-
-
-def _fresh(kind: str) -> PrivateKeyTypes:
-    if kind in RSA_BITS:
-        return rsa.generate_private_key(65537, RSA_BITS[kind])
-    if kind in EC_CURVES:
-        return ec.generate_private_key(EC_CURVES[kind])
-    if kind == "ed25519":
-        return ed25519.Ed25519PrivateKey.generate()
-    if kind == "ed448":
-        return ed448.Ed448PrivateKey.generate()
-    raise ValueError(kind)
 
 
 def readme_text(pairs: list[KeyPair], made: str) -> str:
@@ -97,10 +88,11 @@ def _write_private(path: Path, data: bytes) -> None:
 def generate_fixed(keys_dir: Path, only: list[str] | None = None) -> list[KeyPair]:
     """Write fresh fixed keys (all kinds, or ``only`` these) and rewrite keys/README.md."""
     keys_dir.mkdir(parents=True, exist_ok=True)
-    for kind in only or list(FIXED_KINDS):
-        if kind not in FIXED_KINDS:
-            raise FixedKeyError(f"unknown fixed key kind {kind!r}")
-        pair = KeyPair.of(kind, _fresh(kind), "fixed", key_file(kind))
+    for name in only or list(FIXED_KINDS):
+        if name not in FIXED_KINDS:
+            raise FixedKeyError(f"unknown fixed key kind {name!r}")
+        kind = KeyKind(name)
+        pair = KeyPair.of(kind, kind.generate(), "fixed", key_file(kind))
         _write_private(keys_dir / f"{kind}.pem", pair.pkcs8_pem())
     load_fixed.cache_clear()
     pairs = [load_fixed(k, keys_dir) for k in FIXED_KINDS if (keys_dir / f"{k}.pem").exists()]

@@ -1,1 +1,1 @@
-"""Output: the manifest model (and its JSON Schema), the corpus writer, the rendered README."""
+"""Output: writes a built corpus (certificates, keys, manifest, transcripts, README) safely."""

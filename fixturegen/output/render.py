@@ -6,7 +6,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from fixturegen.output.manifest import Manifest
+from fixturegen.model.manifest import Manifest
 
 #: Package data (``fixturegen/data/templates``; in a checkout a link to ``templates/``).
 TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "templates"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ctypes
 import fnmatch
-import hashlib
 import json
 import os
 import re
@@ -16,30 +15,24 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from fixturegen import __version__
-from fixturegen.cases import CATALOGUE, NOTES, Case
-from fixturegen.cases.context import BuildContext
-from fixturegen.output.manifest import (
+from fixturegen.cases import CATALOGUE, Case
+from fixturegen.cases.model import Rendered
+from fixturegen.model.manifest import (
     SCHEMA_VERSION,
-    CertificateInfo,
-    Expected,
-    Fixture,
     Generator,
-    HostKeyInfo,
-    KeyInfo,
     Manifest,
     dumps,
     manifest_schema,
 )
-from fixturegen.output.render import render_readme
-from fixturegen.output.transcripts import (
+from fixturegen.model.transcripts import (
     TRANSCRIPTS_SCHEMA_VERSION,
     TranscriptsFile,
     transcripts_schema,
 )
+from fixturegen.output.render import render_readme
 
 DEFAULT_SEED = "libp2p-fixturegen"
 
@@ -54,14 +47,6 @@ class CheckFailed(Exception):
     def __init__(self, message: str, report: str) -> None:
         super().__init__(message)
         self.report = report
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """One case, built, as plain data (it crosses process boundaries)."""
-
-    fixture: Fixture
-    files: tuple[tuple[str, bytes], ...]
 
 
 def select(only: str | None) -> list[Case]:
@@ -81,64 +66,8 @@ def case_by_id(case_id: str) -> Case:
 
 
 def render_case(case_id: str, seed: bytes) -> Rendered:
-    c = case_by_id(case_id)
-    built = c.build(BuildContext(seed, c.id))
-    d = built.draft
-    paths = [f"certs/{c.id}.der"]
-    paths += [f"certs/{c.id}.{i}.der" for i in range(2, len(built.files) + 1)]
-    key_path = f"keys/{c.id}.pem"
-    leaf = built.files[0]
-    serial_tlv = d.tbs.serial
-    host = d.host
-    fixture = Fixture(
-        id=c.id,
-        path=paths[0],
-        chain=paths,
-        sha256=hashlib.sha256(leaf).hexdigest(),
-        sha512=hashlib.sha512(leaf).hexdigest(),
-        description=c.description,
-        rule=c.rule,
-        flags=list(c.flags),
-        importance=c.importance,
-        certificate=CertificateInfo(
-            signature_scheme=built.scheme,
-            key=KeyInfo(type=d.cert_key.kind, source=d.cert_key.source, file=d.cert_key.file),
-            not_before=_time_text(d.tbs.validity, 0),
-            not_after=_time_text(d.tbs.validity, 1),
-            serial=serial_tlv[2:].hex(),
-            extension_critical=built.extension_critical,
-        ),
-        certificate_key_path=key_path,
-        host_key=HostKeyInfo(
-            type=host.type,  # type: ignore[arg-type]
-            kind=host.pair.kind,
-            source=host.pair.source,
-            public_key_protobuf_hex=host.protobuf.hex(),
-        ),
-        expect_peer_id=built.expect_peer_id,
-        expected=Expected(
-            result=c.result,
-            error=c.error,
-            peer_id=host.peer_id if c.result != "invalid" else None,
-        ),
-    )
-    files = (*zip(paths, built.files, strict=True), (key_path, d.cert_key.pkcs8_pem()))
-    return Rendered(fixture, files)
-
-
-def _time_text(validity: bytes, index: int) -> str:
-    """The ISO 8601 form of notBefore (0) or notAfter (1) from the DER Validity."""
-    from fixturegen.certs.der import children
-
-    raw = children(validity)[index]
-    text = raw[2:].decode("ascii", "replace")
-    if not (len(text) == (13 if raw[0] == 0x17 else 15) and text[:-1].isdigit()
-            and text.endswith("Z")):
-        return text  # a deliberately malformed time: its text as written
-    if raw[0] == 0x17:
-        year = int(text[:2])
-        text = f"{1900 + year if year >= 50 else 2000 + year}{text[2:]}"
-    return f"{text[:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+    """Build one case by its id (what a worker process is given)."""
+    return case_by_id(case_id).render(seed)
 
 
 def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | None = None,
@@ -187,7 +116,7 @@ def _worker_start(parent: int) -> None:
 
 
 def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
-    from fixturegen.verify.codes import ERROR_CODES
+    from fixturegen.verify.codes import ERROR_CODES, NOTES
 
     used = sorted({f for r in rendered for f in r.fixture.flags})
     return Manifest(
@@ -205,24 +134,24 @@ def build_transcripts(rendered: list[Rendered], seed: bytes, seed_text: str | No
                       ) -> TranscriptsFile:
     """CertificateVerify vectors and proof sets for the rendered certificates."""
     from fixturegen.cases import transcripts as tc
+    from fixturegen.keys import KeyKind
     from fixturegen.keys.derive import derive_private_key
-    from fixturegen.verify.codes import ERROR_CODES
+    from fixturegen.verify.codes import ERROR_CODES, NOTES
 
-    needed = {i for ids in tc.PROOF_SET_CERTIFICATES.values() for i in ids}
+    needed = tc.needed_certificates()
     certs = [
         tc.CertificateInput(r.fixture, tc.load_key(dict(r.files)[r.fixture.certificate_key_path]))
         for r in rendered
         if r.fixture.expected.error is None or r.fixture.id in needed
     ]
-    other = derive_private_key("p256", seed, "transcripts/other-key")
+    other = derive_private_key(KeyKind.P256, seed, "transcripts/other-key")
     vectors, proof_sets = tc.build_vectors(seed, certs, other)
     used = sorted({f for v in vectors for f in v.flags})
-    notes = {**NOTES, **tc.NOTES}
     return TranscriptsFile(
         schema_version=TRANSCRIPTS_SCHEMA_VERSION,
         generator=Generator(name="fixturegen", version=__version__),
         seed=seed_text, reproducible=seed_text is not None,
-        notes={f: notes[f] for f in used}, error_codes=dict(ERROR_CODES),
+        notes={f: NOTES[f] for f in used}, error_codes=dict(ERROR_CODES),
         vectors=vectors, proof_sets=proof_sets,
     )
 

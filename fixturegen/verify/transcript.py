@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 
+from fixturegen.verify.codes import ErrorCode
 from fixturegen.verify.inputs import InputError, read_confined
 from fixturegen.verify.jsonfile import load_json
 from fixturegen.verify.manifest_check import Disagreement, ManifestError
@@ -43,7 +44,7 @@ _FORBIDDEN = {"rsa_pkcs1_sha256": 0x0401, "rsa_pkcs1_sha384": 0x0501, "rsa_pkcs1
 @dataclass
 class TranscriptVerdict:
     accepted: bool
-    error: str | None
+    error: ErrorCode | None
     detail: str
     #: Signature verifications this call performed (certificate proofs included when new).
     signature_verifications: int
@@ -82,24 +83,25 @@ class TranscriptChecker:
         key = cert.certificate_key
         assert key is not None
         if context not in _CONTEXT:
-            return TranscriptVerdict(False, "transcript_malformed", f"context {context!r}", sigs)
+            return TranscriptVerdict(False, ErrorCode.TRANSCRIPT_MALFORMED,
+                                     f"context {context!r}", sigs)
         content = b"\x20" * 64 + _CONTEXT[context] + b"\x00" + transcript_hash
         if signed_content is not None and signed_content != content:
-            return TranscriptVerdict(False, "transcript_malformed",
+            return TranscriptVerdict(False, ErrorCode.TRANSCRIPT_MALFORMED,
                                      "signed_content is not built from context and hash", sigs)
         if scheme in _FORBIDDEN:
             ok = _FORBIDDEN[scheme] == code_point
-            return TranscriptVerdict(False, "transcript_scheme_forbidden" if ok else
-                                     "transcript_malformed",
+            return TranscriptVerdict(False, ErrorCode.TRANSCRIPT_SCHEME_FORBIDDEN if ok else
+                                     ErrorCode.TRANSCRIPT_MALFORMED,
                                      f"{scheme} is not allowed for a TLS 1.3 CertificateVerify",
                                      sigs)
         if scheme not in _SCHEMES or _SCHEMES[scheme][0] != code_point:
-            return TranscriptVerdict(False, "transcript_malformed",
+            return TranscriptVerdict(False, ErrorCode.TRANSCRIPT_MALFORMED,
                                      f"unknown scheme {scheme!r} / code point {code_point:#06x}",
                                      sigs)
         _, want, h = _SCHEMES[scheme]
         if _key_name(key) != want:
-            return TranscriptVerdict(False, "transcript_scheme_mismatch",
+            return TranscriptVerdict(False, ErrorCode.TRANSCRIPT_SCHEME_MISMATCH,
                                      f"{scheme} with a {_key_name(key)} certificate key", sigs)
         sigs += 1
         try:
@@ -113,7 +115,7 @@ class TranscriptChecker:
             elif isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
                 key.verify(signature, content)
         except (InvalidSignature, ValueError):
-            return TranscriptVerdict(False, "transcript_signature_invalid",
+            return TranscriptVerdict(False, ErrorCode.TRANSCRIPT_SIGNATURE_INVALID,
                                      f"the {scheme} CertificateVerify does not verify", sigs)
         return TranscriptVerdict(True, None, "all checks passed", sigs)
 

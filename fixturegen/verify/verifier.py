@@ -1,7 +1,7 @@
 """The reference verifier: strict libp2p TLS certificate verification (tls.md).
 
 One :class:`Verifier` holds caches of decoded public keys (many fixtures share a certificate
-key or a host key). :meth:`Verifier.verify` runs the checks of ``codes.ERROR_CODES`` in order
+key or a host key). :meth:`Verifier.verify` runs the checks of ``codes.Check`` in order
 and stops at the first that fails; each proof (self-signature, extension signature) is checked
 at most once per call.
 """
@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.serialization import (
     load_der_public_key,
 )
 
+from fixturegen.verify.codes import Check, ErrorCode, Flag
 from fixturegen.verify.der import (
     MAX_CERTIFICATE_BYTES,
     MAX_CHAIN_CERTIFICATES,
@@ -83,7 +84,7 @@ ED448_OID = "1.3.101.113"
 
 
 class Reject(Exception):
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: ErrorCode, detail: str) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail
@@ -92,7 +93,7 @@ class Reject(Exception):
 @dataclass
 class Verdict:
     accepted: bool
-    error: str | None
+    error: ErrorCode | None
     detail: str
     peer_id: str | None = None
     #: The host key's protobuf, once decoded (the CID form is derived from it on demand).
@@ -100,9 +101,9 @@ class Verdict:
     host_key_type: str | None = None
     signature_scheme: str | None = None
     validation_time: str = ""
-    checks: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
     signature_verifications: int = 0
-    flags: list[str] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     #: The certificate's public key once decoded (for the CertificateVerify check).
     certificate_key: PublicKeyTypes | None = field(default=None, repr=False)
 
@@ -140,8 +141,8 @@ class _Run:
     __slots__ = ("checks", "flags", "sigs")
 
     def __init__(self) -> None:
-        self.checks: list[str] = []
-        self.flags: list[str] = []
+        self.checks: list[Check] = []
+        self.flags: list[Flag] = []
         self.sigs = 0
 
 
@@ -152,7 +153,7 @@ class Verifier:
         self._cache_size = cache_size
         #: Sub-structures of certificates already proven well-formed (keyed by kind and bytes).
         self._memo = Memo(2 * cache_size)
-        self._schemes: dict[tuple[bytes, tuple[object, ...]], tuple[_Scheme | Reject, list[str]]
+        self._schemes: dict[tuple[bytes, tuple[object, ...]], tuple[_Scheme | Reject, list[Flag]]
                             ] = {}
 
     # -- key decoding, each distinct key once -------------------------------------------------
@@ -239,87 +240,80 @@ class Verifier:
     def _checks(self, certificates: Sequence[bytes], expect_peer_id: str | None, now: int,
                 run: _Run, verdict: Verdict) -> None:
         checks = run.checks
-        # 1. one strict-DER X.509 v3 certificate
-        checks.append("structure")
+        checks.append(Check.STRUCTURE)
         if not certificates:
-            raise Reject("malformed_certificate", "no certificate presented")
+            raise Reject(ErrorCode.MALFORMED_CERTIFICATE, "no certificate presented")
         if len(certificates) > MAX_CHAIN_CERTIFICATES:
-            raise Reject("malformed_certificate", f"{len(certificates)} certificates presented "
+            raise Reject(ErrorCode.MALFORMED_CERTIFICATE,
+                         f"{len(certificates)} certificates presented "
                          f"(limit {MAX_CHAIN_CERTIFICATES})")
         if len(certificates[0]) > MAX_CERTIFICATE_BYTES:
-            raise Reject("malformed_certificate", f"certificate of {len(certificates[0])} bytes "
+            raise Reject(ErrorCode.MALFORMED_CERTIFICATE,
+                         f"certificate of {len(certificates[0])} bytes "
                          f"(limit {MAX_CERTIFICATE_BYTES})")
         try:
             cert = parse_certificate(certificates[0], self._memo)
             key = self._spki_key(cert.spki)
         except (DERError, ValueError, TypeError) as exc:
-            raise Reject("malformed_certificate", str(exc)) from None
+            raise Reject(ErrorCode.MALFORMED_CERTIFICATE, str(exc)) from None
         verdict.certificate_key = key
-        # 2. exactly one certificate
-        checks.append("chain_length")
+        checks.append(Check.CHAIN_LENGTH)
         if len(certificates) != 1:
-            raise Reject("chain_length", f"{len(certificates)} certificates presented, not 1")
-        # 3. validity
-        checks.append("validity")
+            raise Reject(ErrorCode.CHAIN_LENGTH,
+                         f"{len(certificates)} certificates presented, not 1")
+        checks.append(Check.VALIDITY)
         if cert.generalized_time_before_2050:
-            _flag(run, "generalized-time-before-2050")
+            _flag(run, Flag.GENERALIZED_TIME_BEFORE_2050)
         if now < cert.not_before:
-            raise Reject("not_yet_valid", f"notBefore {_iso(cert.not_before)} is in the future")
+            raise Reject(ErrorCode.NOT_YET_VALID,
+                         f"notBefore {_iso(cert.not_before)} is in the future")
         if now > cert.not_after:
-            raise Reject("expired", f"notAfter {_iso(cert.not_after)} has passed")
-        # 4. a supported scheme that pairs with the key
-        checks.append("signature_scheme")
+            raise Reject(ErrorCode.EXPIRED, f"notAfter {_iso(cert.not_after)} has passed")
+        checks.append(Check.SIGNATURE_SCHEME)
         scheme = self._scheme(cert.signature_algorithm, key, run)
         verdict.signature_scheme = scheme.name
-        # 5. inner and outer algorithm agree
-        checks.append("signature_algorithm_match")
+        checks.append(Check.SIGNATURE_ALGORITHM_MATCH)
         if cert.tbs_signature_algorithm != cert.signature_algorithm:
-            raise Reject("signature_algorithm_mismatch",
+            raise Reject(ErrorCode.SIGNATURE_ALGORITHM_MISMATCH,
                          "tbsCertificate.signature differs from signatureAlgorithm")
-        # 6. the self-signature
-        checks.append("self_signature")
+        checks.append(Check.SELF_SIGNATURE)
         run.sigs += 1
         try:
             key.verify(cert.signature, cert.tbs, *scheme.verify_args)  # type: ignore[arg-type, union-attr]
         except (InvalidSignature, ValueError):
-            raise Reject("certificate_signature_invalid",
+            raise Reject(ErrorCode.CERTIFICATE_SIGNATURE_INVALID,
                          f"the {scheme.name} self-signature does not verify") from None
         self._name_flags(cert, run)
-        # 7. critical extensions
-        checks.append("critical_extensions")
+        checks.append(Check.CRITICAL_EXTENSIONS)
         for ext in cert.extensions:
             if ext.critical and ext.oid != LIBP2P_OID:
                 if ext.oid not in UNDERSTOOD_CRITICAL:
-                    raise Reject("unknown_critical_extension",
+                    raise Reject(ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
                                  f"critical extension {ext.oid} is not understood")
-                _flag(run, "critical-known-extension")
-        # 8, 9. the libp2p extension, exactly once
-        checks.append("extension_present")
+                _flag(run, Flag.CRITICAL_KNOWN_EXTENSION)
+        checks.append(Check.EXTENSION_PRESENT)
         found = [e for e in cert.extensions if e.oid == LIBP2P_OID]
         if not found:
-            raise Reject("extension_missing", "no libp2p Public Key Extension")
-        checks.append("extension_unique")
+            raise Reject(ErrorCode.EXTENSION_MISSING, "no libp2p Public Key Extension")
+        checks.append(Check.EXTENSION_UNIQUE)
         if len(found) > 1:
-            raise Reject("extension_duplicate",
+            raise Reject(ErrorCode.EXTENSION_DUPLICATE,
                          f"the libp2p extension appears {len(found)} times")
         if found[0].critical:
-            _flag(run, "critical-libp2p-extension")
-        # 10. SignedKey
-        checks.append("signed_key")
+            _flag(run, Flag.CRITICAL_LIBP2P_EXTENSION)
+        checks.append(Check.SIGNED_KEY)
         public_key_pb, host_signature = _signed_key(found[0].value)
-        # 11. the host key
-        checks.append("host_key")
+        checks.append(Check.HOST_KEY)
         try:
             host_type, host_key = self._host_key(public_key_pb)
         except HostKeyUnsupported as exc:
-            raise Reject("host_key_unsupported", str(exc)) from None
+            raise Reject(ErrorCode.HOST_KEY_UNSUPPORTED, str(exc)) from None
         except HostKeyMalformed as exc:
-            raise Reject("host_key_malformed", str(exc)) from None
+            raise Reject(ErrorCode.HOST_KEY_MALFORMED, str(exc)) from None
         verdict.host_key_type = host_type
         verdict.peer_id = peer_id(public_key_pb)
         verdict.public_key_protobuf = public_key_pb
-        # 12. the extension signature
-        checks.append("extension_signature")
+        checks.append(Check.EXTENSION_SIGNATURE)
         run.sigs += 1
         message = PREFIX + cert.spki
         try:
@@ -328,19 +322,18 @@ class Verifier:
             elif isinstance(host_key, ec.EllipticCurvePublicKey):
                 host_key.verify(host_signature, message, ec.ECDSA(hashes.SHA256()))
                 if host_type == "Secp256k1" and _high_s(host_signature):
-                    _flag(run, "high-s-host-signature")
+                    _flag(run, Flag.HIGH_S_HOST_SIGNATURE)
             elif isinstance(host_key, rsa.RSAPublicKey):
                 host_key.verify(host_signature, message, padding.PKCS1v15(), hashes.SHA256())
             else:  # pragma: no cover - _decode_host_key returns only these types
                 raise InvalidSignature
         except (InvalidSignature, ValueError):
-            raise Reject("extension_signature_invalid",
+            raise Reject(ErrorCode.EXTENSION_SIGNATURE_INVALID,
                          f"the {host_type} host key's signature does not verify") from None
-        # 13. the PeerId the caller expects
         if expect_peer_id is not None:
-            checks.append("peer_id")
+            checks.append(Check.PEER_ID)
             if expect_peer_id not in (verdict.peer_id, verdict.peer_id_cid):
-                raise Reject("peer_id_mismatch",
+                raise Reject(ErrorCode.PEER_ID_MISMATCH,
                              f"expected {expect_peer_id}, the certificate is {verdict.peer_id}")
 
     def _scheme(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
@@ -374,19 +367,19 @@ class Verifier:
         oid = oid_text(algorithm, parts[0][2], parts[0][3])
         params = algorithm[parts[1][1] : parts[1][3]] if len(parts) == 2 else None
         if oid in _WEAK:
-            raise Reject("unsupported_signature_scheme", f"{_WEAK[oid]} is not allowed")
+            raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, f"{_WEAK[oid]} is not allowed")
         if isinstance(key, rsa.RSAPublicKey):
             if oid in _PKCS1 or oid == PSS_OID:
                 if key.key_size < 2048:
-                    _flag(run, "weak-rsa-key")
-                    raise Reject("unsupported_signature_scheme",
+                    _flag(run, Flag.WEAK_RSA_KEY)
+                    raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"RSA-{key.key_size} is under 2048 bits")
                 if key.key_size > 8192:
-                    raise Reject("unsupported_signature_scheme",
+                    raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"RSA-{key.key_size} is over 8192 bits")
             if oid in _PKCS1:
                 if params != b"\x05\x00":
-                    raise Reject("unsupported_signature_scheme",
+                    raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  "RSA PKCS#1 parameters must be NULL")
                 h = _PKCS1[oid]
                 return _Scheme(f"rsa_pkcs1_{h}", (padding.PKCS1v15(), _HASH[h]()))
@@ -398,36 +391,36 @@ class Verifier:
             if oid in _ECDSA and params is None:
                 want = _CURVE_SCHEME.get(key.curve.name)
                 if want is None:
-                    raise Reject("unsupported_signature_scheme",
+                    raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"certificate key on unsupported curve {key.curve.name}")
                 if want[0] != _ECDSA[oid]:
-                    raise Reject("unsupported_signature_scheme",
+                    raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"a {key.curve.name} key with {_ECDSA[oid]}: curve and hash "
                                  "do not pair")
                 if want[1] == "ecdsa_secp521r1_sha512":
-                    _flag(run, "p521-certificate")
+                    _flag(run, Flag.P521_CERTIFICATE)
                 return _Scheme(want[1], (ec.ECDSA(_HASH[want[0]]()),))
         elif isinstance(key, ed25519.Ed25519PublicKey):
             if oid == ED25519_OID and params is None:
                 return _Scheme("ed25519", ())
         elif isinstance(key, ed448.Ed448PublicKey) and oid == ED448_OID and params is None:
-            _flag(run, "ed448-certificate")
+            _flag(run, Flag.ED448_CERTIFICATE)
             return _Scheme("ed448", ())
-        raise Reject("unsupported_signature_scheme",
+        raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                      f"signature algorithm {oid} with a {type(key).__name__.removeprefix('_')} "
                      "key is not a supported scheme")
 
     @staticmethod
     def _name_flags(cert: ParsedCertificate, run: _Run) -> None:
         if cert.issuer != cert.subject:
-            _flag(run, "issuer-differs-from-subject")
+            _flag(run, Flag.ISSUER_DIFFERS_FROM_SUBJECT)
         if cert.subject == b"\x30\x00" or cert.issuer == b"\x30\x00":
-            _flag(run, "empty-name")
+            _flag(run, Flag.EMPTY_NAME)
         if cert.unique_ids:
-            _flag(run, "unique-id-present")
+            _flag(run, Flag.UNIQUE_ID_PRESENT)
 
 
-def _flag(run: _Run, name: str) -> None:
+def _flag(run: _Run, name: Flag) -> None:
     if name not in run.flags:
         run.flags.append(name)
 
@@ -438,7 +431,7 @@ def _iso(seconds: int) -> str:
 
 def _pss_hash(params: bytes | None, run: _Run) -> str:
     """The hash of RSASSA-PSS-params that are exactly MGF1 over the same hash, salt = hLen."""
-    bad = Reject("unsupported_signature_scheme",
+    bad = Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                  "RSA-PSS parameters are not MGF1 with the same hash and salt = hash length")
     if params is None:
         raise bad
@@ -459,8 +452,8 @@ def _pss_hash(params: bytes | None, run: _Run) -> str:
     except DERError:
         raise bad from None
     if salt != _HASH_LEN[h]:
-        _flag(run, "pss-salt-length")
-        raise Reject("unsupported_signature_scheme",
+        _flag(run, Flag.PSS_SALT_LENGTH)
+        raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                      f"RSA-PSS salt length {salt}, not the {h} length {_HASH_LEN[h]}")
     return h
 
@@ -485,7 +478,7 @@ def _signed_key(value: bytes) -> tuple[bytes, bytes]:
         if len(parts) != 2 or parts[0][0] != 0x04 or parts[1][0] != 0x04:
             raise DERError("SignedKey is not { OCTET STRING, OCTET STRING }")
     except DERError as exc:
-        raise Reject("extension_malformed", str(exc)) from None
+        raise Reject(ErrorCode.EXTENSION_MALFORMED, str(exc)) from None
     return value[parts[0][2] : parts[0][3]], value[parts[1][2] : parts[1][3]]
 
 

@@ -10,25 +10,27 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fixturegen.verify.codes import ErrorCode, Flag
+
 SCHEMA_VERSION = 1
 
 
-class _Model(BaseModel):
+class FrozenModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Generator(_Model):
+class Generator(FrozenModel):
     name: str
     version: str
 
 
-class KeyInfo(_Model):
+class KeyInfo(FrozenModel):
     type: str = Field(description="Key kind: rsa-2048, p256, p384, p521, ed25519, ed448, ...")
     source: Literal["fixed", "throwaway"]
     file: str | None = Field(None, description="The fixed key's file, relative to the repo root")
 
 
-class CertificateInfo(_Model):
+class CertificateInfo(FrozenModel):
     signature_scheme: str = Field(description="TLS SignatureScheme name (SPEC section 3)")
     key: KeyInfo
     not_before: str
@@ -37,22 +39,22 @@ class CertificateInfo(_Model):
     extension_critical: bool
 
 
-class HostKeyInfo(_Model):
+class HostKeyInfo(FrozenModel):
     type: Literal["RSA", "Ed25519", "Secp256k1", "ECDSA"]
     kind: str = Field(description="Key kind (curve or modulus) of the host key")
     source: Literal["fixed", "throwaway"]
     public_key_protobuf_hex: str
 
 
-class Expected(_Model):
+class Expected(FrozenModel):
     result: Literal["valid", "invalid", "acceptable"]
-    error: str | None = Field(
+    error: ErrorCode | None = Field(
         description="The reference verifier's error code; null when it accepts"
     )
     peer_id: str | None = Field(description="The PeerId a verifier derives when it accepts")
 
 
-class Fixture(_Model):
+class Fixture(FrozenModel):
     id: str
     path: str = Field(description="The leaf certificate file (DER), relative to the manifest")
     chain: list[str] = Field(
@@ -63,7 +65,7 @@ class Fixture(_Model):
     sha512: str
     description: str
     rule: str
-    flags: list[str]
+    flags: list[Flag]
     importance: Literal["critical", "high", "medium", "low"] | None
     certificate: CertificateInfo
     certificate_key_path: str = Field(description="PKCS#8 PEM of the certificate key")
@@ -74,7 +76,7 @@ class Fixture(_Model):
     expected: Expected
 
 
-class Manifest(_Model):
+class Manifest(FrozenModel):
     schema_version: int
     generator: Generator
     seed: str | None = Field(description="The seed; null when --random was used")

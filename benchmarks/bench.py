@@ -1,16 +1,24 @@
 """``make bench``: generation and verification speed, each against its floor.
 
-Generation floor: the same private-key operations (one key generation per throwaway key of the
-same kind, one signature per signature the corpus makes), done with `cryptography` directly.
-Verification floor: the bare signature verifications of the same certificates with
-`cryptography`, keys already loaded. Both are measured in the same run as what they bound.
+It uses the toolkit's public API only (``generate``, ``render_all``, ``Verifier``,
+``TranscriptChecker``, the harness driver) and reads what it needs from the manifest, as any
+user could.
+
+Generation floor: the private-key operations the manifest shows (a key generation per
+throwaway certificate or host key, a self-signature per certificate file, a host signature per
+fixture), done with `cryptography` directly. A few invalid cases derive a third key or sign
+twice: the floor leaves those out, so it stays a lower bound. Verification floor: the bare
+signature verifications of the same certificates with `cryptography`, keys already loaded. Both
+are measured in the same run as what they bound.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -19,17 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from fixturegen.cases import CATALOGUE
-from fixturegen.cases import context as case_context
-from fixturegen.certs.schemes import SigningAlgorithm, hash_object
-from fixturegen.identity.hostkey import HostKey, host_key_type_of
-from fixturegen.keys import EC_CURVES, RSA_BITS, kind_of
-from fixturegen.output.writer import render_all
+from fixturegen.certs.schemes import SCHEMES, hash_object
+from fixturegen.harness import driver
+from fixturegen.harness.requests import load_cases
+from fixturegen.keys import KeyKind
+from fixturegen.output.writer import generate, render_all
 from fixturegen.verify import Verifier
+from fixturegen.verify.identity import decode_public_key
+from fixturegen.verify.transcript import TranscriptChecker
 
 OPENSSL_PIPELINE_MS = 230.0  # SPEC section 5, measured on this machine kind
 SEED = b"libp2p-fixturegen"
@@ -44,68 +53,47 @@ def _best(fn: Callable[[], object], rounds: int = 3) -> float:
     return best
 
 
-def record_operations() -> tuple[Counter[str], Counter[tuple[str, str, str | None, int]]]:
-    """The throwaway key kinds and the signatures one serial corpus build performs."""
-    keys: Counter[str] = Counter()
-    sigs: Counter[tuple[str, str, str | None, int]] = Counter()
-    derive = case_context.derive_private_key  # type: ignore[attr-defined]
-    sign, host_sign = SigningAlgorithm.sign, HostKey.sign
+Operation = tuple[KeyKind, str, int]  # (key kind, scheme or host signature, message size)
 
-    def rec_derive(kind: str, seed: bytes, label: str) -> PrivateKeyTypes:
-        keys[kind] += 1
-        return derive(kind, seed, label)
 
-    def rec_sign(self: SigningAlgorithm, key: PrivateKeyTypes, data: bytes,
-                 pss_salt: bytes = b"") -> bytes:
-        sigs[(kind_of(key), self.family, self.hash_name, len(data))] += 1
-        return sign(self, key, data, pss_salt)
-
-    def rec_host(self: HostKey, message: bytes) -> bytes:
-        family = {"RSA": "rsa_pkcs1", "Ed25519": "ed25519"}.get(host_key_type_of(self.pair),
-                                                               "ecdsa")
-        sigs[(self.pair.kind, family, "sha256", len(message))] += 1
-        return host_sign(self, message)
-
-    case_context.derive_private_key = rec_derive  # type: ignore[attr-defined]
-    SigningAlgorithm.sign = rec_sign  # type: ignore[method-assign]
-    HostKey.sign = rec_host  # type: ignore[method-assign]
-    try:
-        render_all(list(CATALOGUE), SEED, workers=1)
-    finally:
-        case_context.derive_private_key = derive  # type: ignore[attr-defined]
-        SigningAlgorithm.sign = sign  # type: ignore[method-assign]
-        HostKey.sign = host_sign  # type: ignore[method-assign]
+def manifest_operations(manifest: dict[str, Any], root: Path
+                        ) -> tuple[Counter[KeyKind], Counter[Operation]]:
+    """The throwaway keys and the signatures the manifest's fixtures show."""
+    keys: Counter[KeyKind] = Counter()
+    sigs: Counter[Operation] = Counter()
+    for f in manifest["fixtures"]:
+        cert, host = f["certificate"], f["host_key"]
+        for info in (cert["key"], host):
+            if info["source"] == "throwaway":
+                keys[KeyKind(info["type"] if info is cert["key"] else info["kind"])] += 1
+        kind = KeyKind(cert["key"]["type"])
+        for path in f["chain"]:  # the file's size stands for its TBS's (signing cost hardly
+            # depends on it, and malformed fixtures do not parse)
+            sigs[(kind, cert["signature_scheme"], (root / path).stat().st_size)] += 1
+        sigs[(KeyKind(host["kind"]), "host", len(b"libp2p-tls-handshake:") + 100)] += 1
     return keys, sigs
 
 
-def fresh_key(kind: str) -> PrivateKeyTypes:
-    if kind in RSA_BITS:
-        return rsa.generate_private_key(65537, RSA_BITS[kind])
-    if kind in EC_CURVES:
-        return ec.generate_private_key(EC_CURVES[kind])
-    return ed25519.Ed25519PrivateKey.generate() if kind == "ed25519" else (
-        ed448.Ed448PrivateKey.generate())
-
-
-def floor_generation(keys: Counter[str], sigs: Counter[tuple[str, str, str | None, int]]
-                     ) -> float:
-    signers = {kind: fresh_key(kind) for kind in {k for k, *_ in sigs}}
+def floor_generation(keys: Counter[KeyKind], sigs: Counter[Operation]) -> float:
+    signers = {kind: kind.generate() for kind in {k for k, *_ in sigs}}
 
     def run() -> None:
         for kind, n in keys.items():
             for _ in range(n):
-                fresh_key(kind)
-        for (kind, family, h, size), n in sigs.items():
+                kind.generate()
+        for (kind, scheme, size), n in sigs.items():
             key, data = signers[kind], b"\x5a" * size
+            h = hash_object(SCHEMES[scheme].algorithm.hash_name or "sha256"
+                            if scheme in SCHEMES else "sha256")
             for _ in range(n):
                 if isinstance(key, rsa.RSAPrivateKey):
-                    pad = padding.PKCS1v15() if family == "rsa_pkcs1" else padding.PSS(
-                        padding.MGF1(hash_object(h or "sha256")), padding.PSS.DIGEST_LENGTH)
-                    key.sign(data, pad, hash_object(h or "sha256"))
+                    pad = padding.PSS(padding.MGF1(h), padding.PSS.DIGEST_LENGTH) if (
+                        "pss" in scheme) else padding.PKCS1v15()
+                    key.sign(data, pad, h)
                 elif isinstance(key, ec.EllipticCurvePrivateKey):
-                    key.sign(data, ec.ECDSA(hash_object(h or "sha256")))
-                else:
-                    key.sign(data)  # type: ignore[call-arg, union-attr]
+                    key.sign(data, ec.ECDSA(h))
+                elif isinstance(key, ed25519.Ed25519PrivateKey | ed448.Ed448PrivateKey):
+                    key.sign(data)
 
     return _best(run)
 
@@ -151,8 +139,6 @@ def bench_verification(root: Path, manifest: dict[str, Any]) -> dict[str, float]
 
 
 def bench_transcripts(root: Path, data: dict[str, Any]) -> dict[str, float]:
-    from fixturegen.verify.transcript import TranscriptChecker
-
     vectors = [v for v in data["vectors"] if v["expected"]["error"] is None]
     items = [((root / v["certificate_path"]).read_bytes(), v["context"], v["signature_scheme"],
               v["code_point"], bytes.fromhex(v["transcript_hash"]), bytes.fromhex(v["signature"]))
@@ -188,39 +174,77 @@ def bench_transcripts(root: Path, data: dict[str, Any]) -> dict[str, float]:
     return {"n": len(items), "verifier": _best(run, 7), "floor": _best(bare, 7)}
 
 
-def _proofs(der: bytes) -> tuple[tuple[Any, bytes, bytes, tuple[Any, ...]], ...]:
-    """The two proofs of a certificate, keys loaded, ready for bare verify() calls."""
-    from fixturegen.verify.identity import decode_public_key
-    from fixturegen.verify.verifier import PREFIX, _Run, _signed_key
-    from fixturegen.verify.x509 import LIBP2P_OID, parse_certificate
+LIBP2P_OID = x509.ObjectIdentifier("1.3.6.1.4.1.53594.1.1")
+PREFIX = b"libp2p-tls-handshake:"
 
-    v = Verifier()
-    cert = parse_certificate(der)
-    key = x509.load_der_x509_certificate(der).public_key()
-    scheme = v._scheme(cert.signature_algorithm, key, _Run())
-    value = next(e.value for e in cert.extensions if e.oid == LIBP2P_OID)
-    pb, sig = _signed_key(value)
-    _, host = v._host_key(pb)
-    decode_public_key(pb)
+
+def _tlv(data: bytes, pos: int) -> tuple[int, int]:
+    """(content start, content end) of the DER TLV at ``pos`` (the corpus's valid DER)."""
+    length = data[pos + 1]
+    start = pos + 2
+    if length & 0x80:
+        n = length & 0x7F
+        length = int.from_bytes(data[start:start + n], "big")
+        start += n
+    return start, start + length
+
+
+def _proofs(der: bytes) -> tuple[tuple[Any, bytes, bytes, tuple[Any, ...]], ...]:
+    """The two proofs of a certificate, keys loaded, ready for bare verify() calls (parsed
+    with `cryptography` and the public protobuf decoder, not with the verifier's internals)."""
+    cert = x509.load_der_x509_certificate(der)
+    key = cert.public_key()
+    h = cert.signature_hash_algorithm
+    if isinstance(key, rsa.RSAPublicKey):
+        assert h is not None
+        self_args: tuple[Any, ...] = (cert.signature_algorithm_parameters, h)
+    elif isinstance(key, ec.EllipticCurvePublicKey):
+        self_args = (cert.signature_algorithm_parameters,)
+    else:
+        self_args = ()
+    ext = cert.extensions.get_extension_for_oid(LIBP2P_OID).value
+    assert isinstance(ext, x509.UnrecognizedExtension)
+    value = ext.value
+    start, _ = _tlv(value, 0)
+    pb_start, pb_end = _tlv(value, start)
+    sig_start, sig_end = _tlv(value, pb_end)
+    pb, sig = value[pb_start:pb_end], value[sig_start:sig_end]
+    key_type, data = decode_public_key(pb)
+    host: Any
+    if key_type == 1:
+        host = ed25519.Ed25519PublicKey.from_public_bytes(data)
+    elif key_type == 2:
+        host = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256K1(), data)
+    else:
+        host = serialization.load_der_public_key(data)
     if isinstance(host, rsa.RSAPublicKey):
         args: tuple[Any, ...] = (padding.PKCS1v15(), hashes.SHA256())
     elif isinstance(host, ec.EllipticCurvePublicKey):
         args = (ec.ECDSA(hashes.SHA256()),)
     else:
         args = ()
-    return ((key, cert.signature, cert.tbs, scheme.verify_args), (host, sig, PREFIX + cert.spki,
-                                                                  args))
+    spki = key.public_bytes(serialization.Encoding.DER,
+                            serialization.PublicFormat.SubjectPublicKeyInfo)
+    return ((key, cert.signature, cert.tbs_certificate_bytes, self_args),
+            (host, sig, PREFIX + spki, args))
 
 
 def main() -> None:
     print("fixturegen bench (2-core machine; best of several rounds)\n")
     n = len(CATALOGUE)
-    keys, sigs = record_operations()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        generate(out)
+        manifest = json.loads((out / "manifest.json").read_text())
+        keys, sigs = manifest_operations(manifest, out)
+        r = bench_verification(out, manifest)
+        t = bench_transcripts(out, json.loads((out / "transcripts.json").read_text()))
+        out_cases = load_cases(out)
     serial = _best(lambda: render_all(list(CATALOGUE), SEED, workers=1), rounds=2)
     parallel = _best(lambda: render_all(list(CATALOGUE), SEED), rounds=2)
     floor = floor_generation(keys, sigs)
     print(f"generation: {n} fixtures, {sum(keys.values())} throwaway keys "
-          f"({dict(sorted(keys.items()))}), {sum(sigs.values())} signatures")
+          f"({ {str(k): n for k, n in sorted(keys.items())} }), {sum(sigs.values())} signatures")
     print(f"  serial      {serial / n * 1000:7.2f} ms/fixture   "
           f"ratio to floor {serial / floor:5.2f}")
     print(f"  parallel    {parallel / n * 1000:7.2f} ms/fixture   (all cores: {os.cpu_count()})")
@@ -233,18 +257,6 @@ def main() -> None:
     if sample is not None:
         print(f"  (one `openssl req -x509 -newkey ec` subprocess here: {sample:.1f} ms)")
 
-    import json
-
-    from fixturegen.output.writer import generate
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out"
-        generate(out)
-        r = bench_verification(out, json.loads((out / "manifest.json").read_text()))
-        t = bench_transcripts(out, json.loads((out / "transcripts.json").read_text()))
-        from fixturegen.harness.requests import load_cases
-
-        out_cases = load_cases(out)
     print("\nverification (a fresh Verifier per round; each distinct key decoded once):")
     print(f"  whole corpus  {r['all_n'] / r['all']:8.0f} certificates/s ({r['all_n']} fixtures)")
     print(f"  accepted set  {r['accepted_n'] / r['accepted']:8.0f} certificates/s "
@@ -275,10 +287,6 @@ _INSTANT = (
 
 def bench_driver(cases: list[Any]) -> dict[str, float]:
     """The driver's own cost per case, against an adapter that does no work."""
-    import sys
-
-    from fixturegen.harness import driver
-
     requests = [c.request for c in cases]
     best_wall = best_cpu = float("inf")
     for _ in range(3):

@@ -7,20 +7,22 @@ from typing import Literal
 
 from pydantic import Field
 
-from fixturegen.output.manifest import Generator, _Model, json_schema
+from fixturegen.model.manifest import FrozenModel, Generator, json_schema
+from fixturegen.verify.codes import ErrorCode, Flag
 
 TRANSCRIPTS_SCHEMA_VERSION = 1
 
 
-class VectorExpected(_Model):
+class VectorExpected(FrozenModel):
     result: Literal["valid", "invalid", "acceptable"]
-    error: str | None = Field(description="The reference verifier's code; null when it accepts")
+    error: ErrorCode | None = Field(
+        description="The reference verifier's code; null when it accepts")
 
 
 HEX = r"^([0-9a-f]{2})*$"
 
 
-class TranscriptVector(_Model):
+class TranscriptVector(FrozenModel):
     id: str
     certificate: str = Field(description="The manifest fixture id of the certificate")
     certificate_path: str = Field(description="Relative to this file")
@@ -32,11 +34,11 @@ class TranscriptVector(_Model):
                                 description="hex: 64 x 0x20, context string, 0x00, hash")
     signature: str = Field(pattern=HEX, description="hex")
     comment: str
-    flags: list[str]
+    flags: list[Flag]
     expected: VectorExpected
 
 
-class ProofSet(_Model):
+class ProofSet(FrozenModel):
     id: str
     sender: Literal["server", "client"]
     corrupted: Literal["certificate", "extension", "transcript"] | None
@@ -45,7 +47,7 @@ class ProofSet(_Model):
     expected: VectorExpected
 
 
-class TranscriptsFile(_Model):
+class TranscriptsFile(FrozenModel):
     schema_version: int
     generator: Generator
     seed: str | None
