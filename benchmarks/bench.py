@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 
 from fixturegen.cases import CATALOGUE
 from fixturegen.certs.schemes import SCHEMES, hash_object
+from fixturegen.fuzz.campaign import make_mutants, parents
 from fixturegen.harness import driver
 from fixturegen.harness.requests import load_cases
 from fixturegen.keys import KeyKind
@@ -268,12 +269,32 @@ def main() -> None:
     print(f"  verifier      {t['n'] / t['verifier']:8.0f} vectors/s ({t['n']} valid vectors)")
     print(f"  floor         {t['n'] / t['floor']:8.0f} vectors/s (bare CertificateVerify checks)")
     print(f"  ratio to floor {t['verifier'] / t['floor']:.2f} (target: at most 1.3)")
+    f = bench_fuzz()
+    print("\nfuzzing (mutants of the valid certificates; target: over 1,000/s through the "
+          "reference):")
+    print(f"  made          {f['n'] / f['make']:8.0f} mutants/s ({f['n']} mutants)")
+    print(f"  reference     {f['n'] / f['reference']:8.0f} mutants/s (the verifier alone)")
+    print("  (each adapter's rate: `fixturegen fuzz --impl NAME`, fuzz.json's throughput)")
     d = bench_driver(out_cases)
     print("\nharness driver (an adapter that answers at once; the corpus and its vectors):")
     print(f"  wall          {d['wall'] * 1000:8.3f} ms/case ({d['n']} cases; adapter and pipes "
           "included)")
     print(f"  driver CPU    {d['cpu'] * 1000:8.3f} ms/case (the driver process alone; "
           "target: under 5)")
+
+
+def bench_fuzz(n: int = 4000) -> dict[str, float]:
+    pool = parents(SEED)
+    t = time.perf_counter()
+    mutants = make_mutants(SEED, pool, 0, n)
+    made = time.perf_counter() - t
+
+    def verify() -> None:
+        v = Verifier()
+        for m in mutants:
+            v.verify([m.der])
+
+    return {"n": len(mutants), "make": made, "reference": _best(verify, 3)}
 
 
 _INSTANT = (

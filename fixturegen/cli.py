@@ -19,6 +19,7 @@ import typer
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
 from fixturegen.errors import fail
+from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
 from fixturegen.verify.inputs import printable
 
@@ -27,6 +28,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 keys_app = typer.Typer(no_args_is_help=True, help="The fixed keys under keys/.")
 app.add_typer(keys_app, name="keys")
 app.add_typer(harness_app, name="harness")
+app.command("fuzz")(fuzz_command)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130

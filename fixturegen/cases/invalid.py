@@ -87,6 +87,19 @@ def p384_sha256(ctx: BuildContext) -> Built:
     return ctx.built(d)
 
 
+@case("invalid.rsa-pkcs1-parameters-not-null", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="low",
+      rule="RFC 4055 5 / RFC 8017 A.2.4: sha256WithRSAEncryption parameters MUST be NULL")
+def rsa_pkcs1_parameters_not_null(ctx: BuildContext) -> Built:
+    """The sha256WithRSAEncryption AlgorithmIdentifier (inside the TBS and outside it) carries
+    an empty SEQUENCE as its parameters instead of NULL; the signature is a valid PKCS#1 one.
+    Found by fixturegen fuzz: go-libp2p and rust-libp2p accept it."""
+    d = ctx.draft("rsa_pkcs1_sha256")
+    odd = der.sequence(der.oid("1.2.840.113549.1.1.11"), der.sequence())
+    d = d.but(signature=odd)
+    return ctx.built(d, files=(d.sign(outer_algorithm=odd),))
+
+
 @case("invalid.rsa-sha1", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
       importance="medium",
       rule="RFC 8446 4.2.3: SHA-1 schemes are legacy, not for TLS 1.3 certificates")
@@ -242,6 +255,18 @@ def signed_key_ber_length(ctx: BuildContext) -> Built:
     """The SignedKey SEQUENCE has a non-minimal long-form length."""
     return _with_signed_key(ctx, lambda pb, sig: der.ber_long_length(
         0x30, der.octet_string(pb) + der.octet_string(sig)))
+
+
+@case("invalid.signed-key.ber-length-leading-zero", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="low", rule=SIGNED_KEY_RULE)
+def signed_key_ber_length_leading_zero(ctx: BuildContext) -> Built:
+    """With an RSA host key the SignedKey is over 255 bytes; its length is written with a
+    leading zero octet (83 00 01 xx), which DER forbids. Found by fixturegen fuzz:
+    rust-libp2p accepts it (it refuses the short form of the same fault)."""
+    host = ctx.host("RSA")
+    d = ctx.draft(host=host)
+    sk = der.octet_string(host.protobuf) + der.octet_string(host_signature(host, d))
+    return ctx.built(with_libp2p_value(d, der.ber_long_length(0x30, sk)))
 
 
 # -- the host key protobuf -----------------------------------------------------------------------
@@ -417,6 +442,18 @@ def raw_r_s(ctx: BuildContext, host_type: str, name: str) -> Built:
     host = ctx.host(host_type)
     d = ctx.draft(host=host)
     v = signed_key(host.protobuf, raw_ecdsa(host_signature(host, d), 32))
+    return ctx.built(with_libp2p_value(d, v))
+
+
+@case("invalid.extension-signature.ecdsa-trailing-byte", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="medium",
+      rule="peer-ids.md: an ECDSA signature is one DER ECDSA-Sig-Value")
+def ecdsa_trailing_byte(ctx: BuildContext) -> Built:
+    """A valid DER ECDSA host signature followed by one zero byte: not a DER signature, and a
+    second encoding of the same signature. Found by fixturegen fuzz: go-libp2p accepts it."""
+    host = ctx.host("ECDSA")
+    d = ctx.draft(host=host)
+    v = signed_key(host.protobuf, host_signature(host, d) + b"\x00")
     return ctx.built(with_libp2p_value(d, v))
 
 

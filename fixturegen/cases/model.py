@@ -83,8 +83,7 @@ class Case:
             ),
             certificate_key_path=key_path,
             host_key=HostKeyInfo(
-                type=d.host.type,  # type: ignore[arg-type]
-                kind=d.host.pair.kind, source=d.host.pair.source,
+                type=d.host.type, kind=d.host.pair.kind, source=d.host.pair.source,
                 public_key_protobuf_hex=d.host.protobuf.hex(),
             ),
             expect_peer_id=built.expect_peer_id,

@@ -23,13 +23,14 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from fixturegen.identity.peerid import peer_id_base58, peer_id_cid
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key
 from fixturegen.keys import HOST_KEY_TYPES, KeyPair
+from fixturegen.keys.kinds import HostKeyType
 
 __all__ = ["HOST_KEY_TYPES", "HostKey", "flip_s", "host_key_type_of"]
 
 SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
-def host_key_type_of(pair: KeyPair) -> str:
+def host_key_type_of(pair: KeyPair) -> HostKeyType:
     if pair.kind.host_key_type is None:
         raise ValueError(f"a {pair.kind} key cannot be a libp2p host key")
     return pair.kind.host_key_type
@@ -46,7 +47,7 @@ class HostKey:
     pair: KeyPair
 
     @cached_property
-    def type(self) -> str:
+    def type(self) -> HostKeyType:
         return host_key_type_of(self.pair)
 
     @cached_property

@@ -10,13 +10,14 @@ A new key kind is one member here, its fixed key under ``keys/`` (``fixturegen k
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
+HostKeyType = Literal["RSA", "Ed25519", "Secp256k1", "ECDSA"]
 #: The libp2p host key types (peer-ids.md), as the protobuf and the manifest name them.
-HOST_KEY_TYPES: tuple[str, ...] = ("RSA", "Ed25519", "Secp256k1", "ECDSA")
+HOST_KEY_TYPES: tuple[HostKeyType, ...] = ("RSA", "Ed25519", "Secp256k1", "ECDSA")
 
 _CURVES: dict[str, type[ec.EllipticCurve]] = {
     "secp256r1": ec.SECP256R1, "secp384r1": ec.SECP384R1, "secp521r1": ec.SECP521R1,
@@ -34,7 +35,7 @@ class KeyKind(StrEnum):
     #: The curve order n (EC kinds): the seeded derivation reduces into [1, n-1].
     order: int | None
     #: The libp2p host key type this kind makes, or None when it cannot be one (Ed448).
-    host_key_type: str | None
+    host_key_type: HostKeyType | None
     #: The TLS 1.3 SignatureScheme it signs a CertificateVerify with (None: none fits).
     cv_scheme: str | None
     #: Whether a fixed key of this kind is committed under ``keys/``.
@@ -42,7 +43,7 @@ class KeyKind(StrEnum):
 
     if not TYPE_CHECKING:  # members are made from tuples; calls look a value up
         def __new__(cls, value: str, rsa_bits: int | None, curve_name: str | None,
-                    order: int | None, host_key_type: str | None, cv_scheme: str | None,
+                    order: int | None, host_key_type: HostKeyType | None, cv_scheme: str | None,
                     fixed: bool) -> KeyKind:
             member = str.__new__(cls, value)
             member._value_ = value
@@ -114,7 +115,7 @@ class KeyKind(StrEnum):
         raise ValueError(f"unsupported private key type {type(private).__name__}")
 
     @classmethod
-    def for_host_type(cls, host_key_type: str) -> KeyKind:
+    def for_host_type(cls, host_key_type: HostKeyType | str) -> KeyKind:
         """The kind the catalogue uses for a host key of this type by default."""
         return {"RSA": cls.RSA_2048, "Ed25519": cls.ED25519, "Secp256k1": cls.SECP256K1,
                 "ECDSA": cls.P256}[host_key_type]

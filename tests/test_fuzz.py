@@ -1,0 +1,153 @@
+"""Differential fuzzing: the mutators, the reference under mutants, the triage, the report and
+its replay through ``harness run``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from fixturegen.fuzz import independent
+from fixturegen.fuzz.campaign import Campaign, Parent, make_mutants, parents, reference
+from fixturegen.fuzz.mutators import OPERATORS, UNSIGNED_OPERATORS, Step, build
+from fixturegen.fuzz.report import fuzz_schema
+from fixturegen.harness.session import Target
+from fixturegen.verify import Verifier
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = b"libp2p-fixturegen"
+LENIENT = (sys.executable, str(ROOT / "tests/adapters/lenient.py"))
+
+
+@pytest.fixture(scope="module")
+def pool() -> list[Parent]:
+    return parents(SEED)
+
+
+def test_the_parents_are_the_valid_catalogue_certificates(pool: list[Parent]) -> None:
+    v = Verifier()
+    assert len(pool) > 80
+    for p in pool:
+        der = dict(p.rendered.files)[p.rendered.fixture.path]
+        assert p.draft.sign() == der and v.verify([der]).accepted, p.id
+
+
+@pytest.mark.parametrize("operator", sorted(OPERATORS))
+def test_each_operator_changes_the_certificate_reproducibly(pool: list[Parent],
+                                                            operator: str) -> None:
+    parent, others = pool[0], tuple(p.draft for p in pool[1:])
+    original = parent.draft.sign()
+    changed = 0
+    for value in range(12):
+        steps = (Step(operator, value),)
+        der, signed = build(parent.draft, others, steps)
+        assert build(parent.draft, others, steps) == (der, signed)  # from (parent, steps) alone
+        assert signed == (operator not in UNSIGNED_OPERATORS)
+        changed += der != original
+    assert changed >= 10  # (a shuffle may, rarely, give the same order back)
+
+
+def test_mutants_are_reproducible_and_signed_ones_carry_a_valid_self_signature(
+        pool: list[Parent]) -> None:
+    a = make_mutants(SEED, pool, 0, 1500)
+    b = make_mutants(SEED, pool, 0, 1500)
+    assert [(m.id, m.der) for m in a] == [(m.id, m.der) for m in b]
+    other = make_mutants(b"another seed", parents(b"another seed"), 0, 50)
+    assert {m.der for m in other}.isdisjoint(m.der for m in a)
+    v = Verifier()
+    codes: Counter[str] = Counter()
+    for m in a:
+        ref = reference(v, m.der)
+        assert ref.verdict != "crash", (m.id, ref.error)
+        codes[ref.key] += 1
+        if m.signed:  # the mutation is the only fault: the self-signature still verifies
+            assert ref.error != "certificate_signature_invalid", (m.id, m.steps)
+    unsigned = [m for m in a if not m.signed and not {s.operator for s in m.steps}
+                & UNSIGNED_OPERATORS]
+    assert unsigned and all(reference(v, m.der).key != "accept" for m in unsigned)
+    # the mutants reach every layer: many distinct verdicts, acceptance included
+    assert len(codes) >= 10 and codes["accept"] > 0
+
+
+def test_the_independent_check_agrees_on_the_catalogue(pool: list[Parent]) -> None:
+    for p in pool:
+        assert independent.check(dict(p.rendered.files)[p.rendered.fixture.path]) == (
+            "accept", ""), p.id
+
+
+def test_triage_clusters_minimises_and_marks_covered_or_new(pool: list[Parent]) -> None:
+    lenient = Target("lenient", "test", "0", "accepts all", (*LENIENT, "--crash-on-oid"))
+    c = Campaign(SEED, [lenient], timeout=5.0, startup=30.0, pool=pool)
+    c.run(count=400)
+    clusters = c.clusters()
+    assert clusters
+    for cluster in clusters:
+        rep = cluster.representative
+        assert (rep is not None and rep in cluster.members) or rep.id.startswith(
+            tuple(m.id + "." for m in cluster.members))
+        ref = c.references[rep.id]
+        assert ref.key == cluster.reference_key
+        assert cluster.verdicts["lenient"] == cluster.verdict
+        assert len(rep.steps) <= min(len(m.steps) for m in cluster.members)
+        # accepting what the reference rejects: the catalogue already shows it (covered); a
+        # crash no catalogue case causes: new
+        if cluster.verdict == "accept":  # lenient disagrees on what the reference rejects
+            assert cluster.reference_key != "accept" and cluster.status == "covered"
+        else:
+            assert cluster.verdict == "crash" and cluster.status == "new"
+            assert "extension-unknown" in cluster.operator
+    assert {x.verdict for x in clusters} == {"accept", "crash"}
+    keys = [(x.implementation, x.reference_key, x.verdict, x.operator) for x in clusters]
+    assert len(keys) == len(set(keys))
+
+
+def fixturegen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_report_replays_through_harness_run(tmp_path: Path) -> None:
+    out = tmp_path / "fuzz"
+    done = fixturegen("fuzz", "--cases", "300", "--out", str(out), "--name", "lenient", "--",
+                      *LENIENT)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "fuzz.json").read_text())
+    jsonschema.validate(report, json.loads((out / "fuzz.schema.json").read_text()))
+    shipped = json.loads((ROOT / "fixturegen/schemas/fuzz.schema.json").read_text())
+    assert shipped == fuzz_schema() == json.loads((out / "fuzz.schema.json").read_text())
+    assert report["mutants"] > 250 and report["clusters"]
+    # the manifest states the reference's verdict on every representative
+    check = fixturegen("verify", "--manifest", str(out / "manifest.json"))
+    assert check.returncode == 0, check.stdout + check.stderr
+    # replayed through the harness, the adapter gives the verdicts the report recorded
+    replay = fixturegen("harness", "run", "--corpus", str(out), "--out", str(tmp_path / "r"),
+                        "--no-interop", "--name", "lenient", "--", *LENIENT)
+    assert replay.returncode in (0, 1), replay.stderr
+    results = json.loads((tmp_path / "r/results.json").read_text())
+    got = {r["id"]: r["verdict"] for r in results["implementations"][0]["cases"]}
+    for cluster in report["clusters"]:
+        assert got[cluster["id"]] == cluster["verdicts"]["lenient"], cluster["id"]
+    again = fixturegen("fuzz", "--cases", "300", "--out", str(tmp_path / "fuzz2"), "--name",
+                       "lenient", "--", *LENIENT)
+    assert again.returncode == 0
+    # same seed, same mutants and clusters (only the measured times differ)
+    assert (out / "manifest.json").read_bytes() == (tmp_path / "fuzz2/manifest.json").read_bytes()
+    second = json.loads((tmp_path / "fuzz2/fuzz.json").read_text())
+    assert second["clusters"] == report["clusters"] and second["mutants"] == report["mutants"]
+
+
+def test_bad_options_are_one_line_and_leave_the_folder(tmp_path: Path) -> None:
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    for args in (["--cases", "5", "--time", "5"], ["--out", str(foreign)],
+                 ["--impl", "no-such"], ["--cases", "0"], ["--name", "../x", "--", "true"]):
+        done = fixturegen("fuzz", *args, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
