@@ -30,6 +30,42 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(harness_app, name="harness")
 app.command("fuzz")(fuzz_command)
 
+
+@app.command()
+def profile(
+    name: Annotated[str, typer.Argument(help="A profile (see 'fixturegen profile list').")],
+    out: Annotated[Path | None, typer.Option(
+        help="The repository's test-asset folder (only the profile's files are written).")
+    ] = None,
+    variant: Annotated[str, typer.Option(help="drop-in or valid (see the list).")
+                       ] = "drop-in",
+    seed: Annotated[str, typer.Option(help="Seed for the throwaway keys and salts.")
+                    ] = "libp2p-fixturegen",
+) -> None:
+    """Write an implementation's test assets under its own file names (or list profiles)."""
+    from fixturegen.profiles import profiles
+    from fixturegen.profiles.writer import ProfileError, write
+
+    known = profiles()
+    if name == "list":
+        for p in known.values():
+            typer.echo(f"{p.name:14} {p.folder}  ({p.summary})")
+            for v, what in p.variants.items():
+                typer.echo(f"  --variant {v:8} {what}")
+        return
+    if name not in known:
+        fail(f"no profile {name!r} (known: {', '.join(known)}; 'fixturegen profile list')")
+    if out is None:
+        fail("--out DIR is required: the folder the repository's tests load from")
+    try:
+        fixtures = write(known[name], variant, out, seed)
+    except ProfileError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    typer.echo(f"wrote {len(fixtures)} {name} test assets to {out}/ (variant {variant}, "
+               f"seed {seed!r}); see {out}/REGENERATE.md")
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
 

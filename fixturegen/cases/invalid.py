@@ -22,7 +22,7 @@ from fixturegen.cases.mutate import (
     with_libp2p_value,
 )
 from fixturegen.certs import der
-from fixturegen.certs.builder import derived_serial, draft
+from fixturegen.certs.builder import assemble, derived_serial, draft
 from fixturegen.certs.extension import (
     extension,
     handshake_message,
@@ -53,6 +53,19 @@ def self_signature_corrupted(ctx: BuildContext, scheme: str) -> Built:
     return ctx.built(d, files=(with_corrupted_self_signature(d),))
 
 
+@case("invalid.self-signature-pkcs1-declared-pss", "invalid",
+      ErrorCode.CERTIFICATE_SIGNATURE_INVALID, importance="high",
+      rule=f"{TLS}: abort if the self-signature is invalid")
+def pkcs1_declared_pss(ctx: BuildContext) -> Built:
+    """Both AlgorithmIdentifiers say RSASSA-PSS with SHA-256; the signature is a valid
+    RSASSA-PKCS1-v1_5 SHA-256 signature by the same key, so under the declared algorithm it
+    does not verify. Found by fixturegen fuzz: py-libp2p accepts it."""
+    d = ctx.draft("rsa_pss_rsae_sha256")
+    tbs = d.tbs_der()
+    pkcs1 = SigningAlgorithm("rsa_pkcs1", "sha256").sign(d.cert_key.private, tbs)
+    return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(), pkcs1),))
+
+
 @case("invalid.signature-algorithm-mismatch.ecdsa", "invalid",
       ErrorCode.SIGNATURE_ALGORITHM_MISMATCH,
       importance="medium",
@@ -74,6 +87,20 @@ def mismatch_rsa(ctx: BuildContext) -> Built:
     d = ctx.draft("rsa_pss_rsae_sha256")
     d = d.but(signature=SigningAlgorithm("rsa_pkcs1", "sha256").algorithm_identifier())
     return ctx.built(d)
+
+
+@case("invalid.outer-pss-mgf-oid", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="medium",
+      rule="RFC 4055 3.1: the mask generation function is MGF1 (1.2.840.113549.1.1.8)")
+def pss_outer_mgf_oid(ctx: BuildContext) -> Built:
+    """The outer signatureAlgorithm (not covered by the signature) names the mask generation
+    function 1.6.840.113549.1.1.8 instead of MGF1; tbsCertificate.signature and the RSA-PSS
+    signature are intact. Found by fixturegen fuzz: rust-libp2p accepts it."""
+    d = ctx.draft("rsa_pss_rsae_sha256")
+    good = d.algorithm.algorithm_identifier()
+    mgf1, odd = der.oid("1.2.840.113549.1.1.8"), der.oid("1.6.840.113549.1.1.8")
+    assert good.count(mgf1) == 1
+    return ctx.built(d, files=(d.sign(outer_algorithm=good.replace(mgf1, odd)),))
 
 
 @case("invalid.p384-key-with-sha256", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
@@ -130,6 +157,14 @@ def not_yet_valid(ctx: BuildContext) -> Built:
 
 
 # -- encoding of the certificate ---------------------------------------------------------------
+@case("invalid.version-v1-with-extensions", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
+      importance="low", rule="RFC 5280 4.1.2.1: extensions need version 3")
+def version_v1(ctx: BuildContext) -> Built:
+    """The version field is omitted (version 1) while the certificate carries extensions, the
+    libp2p one included; it is re-signed. Found by fixturegen fuzz: py-libp2p accepts it."""
+    return ctx.built(ctx.draft().but(version=b""))
+
+
 @case("invalid.trailing-bytes", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule=X509)
 def trailing_bytes(ctx: BuildContext) -> Built:

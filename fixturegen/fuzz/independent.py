@@ -38,6 +38,10 @@ DOCUMENTED: list[tuple[str, str, frozenset[str], str]] = [
     ("extension_malformed", "accept", frozenset({"signed-key"}),
      "pyasn1's decoder takes BER forms (non-minimal lengths, constructed strings) where "
      "SignedKey must be DER; the reference rejects them"),
+    ("signature_algorithm_mismatch", "accept",
+     frozenset({"der-tag", "der-length", "algorithm-parameters", "frankencert"}),
+     "cryptography's loader does not compare tbsCertificate.signature with the outer "
+     "signatureAlgorithm (RFC 5280 4.1.1.2 wants them equal); the reference does"),
     ("accept", "reject", frozenset({"extension-unknown", "names"}),
      "cryptography parses the value of every extension it knows and the string types of "
      "names, and refuses malformed ones; the reference reads only the libp2p extension's value "

@@ -1,0 +1,123 @@
+"""Write a profile into a repository's test-asset folder.
+
+The folder may hold other files (an old ``gen.sh``, sources): only the profile's own files are
+written, each replaced atomically, after the whole set was built in a staging folder and
+checked by the reference verifier. A failed run changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from fixturegen import __version__
+from fixturegen.model.manifest import (
+    SCHEMA_VERSION,
+    Fixture,
+    Generator,
+    Manifest,
+    dumps,
+    manifest_schema,
+)
+from fixturegen.profiles.model import Asset, Profile
+from fixturegen.verify.codes import ERROR_CODES, NOTES
+
+
+class ProfileError(Exception):
+    """A usage error (exit code 2)."""
+
+
+def _fixture(asset: Asset, fixture: Fixture, key_path: str) -> Fixture:
+    return fixture.model_copy(update={"path": asset.file, "chain": [asset.file],
+                                      "certificate_key_path": key_path})
+
+
+def regenerate_text(profile: Profile, variant: str, seed: str, assets: list[Asset],
+                    fixtures: list[Fixture]) -> str:
+    rows = "\n".join(
+        f"| `{a.file}` | {a.description} | {a.asserts} | {f.expected.result}"
+        f"{' (' + f.expected.error + ')' if f.expected.error else ''} |"
+        for a, f in zip(assets, fixtures, strict=True))
+    flip = ""
+    if variant == "valid":
+        flip = ("\nIn this variant every `check_cert!` file verifies: flip "
+                "`assert!(cert.verify().is_err())` to `assert!(cert.verify().is_ok())` (ed448 "
+                "and nistp521_sha512 stay errors where the crypto backend cannot verify them: "
+                "ring has neither).\n")
+    return f"""# Test assets made by fixturegen
+
+These files are {profile.summary} ({profile.repository}, `{profile.folder}`), made by one
+command instead of hand-kept openssl scripts:
+
+```sh
+pip install fixturegen=={__version__}
+fixturegen profile {profile.name} --variant {variant} --seed {seed!r} --out {profile.folder}
+```
+
+fixturegen {__version__}, seed `{seed}`, variant `{variant}`: {profile.variants[variant]}.
+The same command gives the same bytes on any machine. Every certificate key and host key is a
+throwaway key derived from the seed (the certificate keys are in `keys/`, PKCS#8 PEM); they
+are test keys, never used elsewhere. Validity: 1999-01-01 to 3000-01-01.
+{flip}
+`manifest.json` (schema `manifest.schema.json`) states each file's scheme, keys, PeerId and the
+verdict of fixturegen's reference verifier (`fixturegen verify --manifest manifest.json`).
+
+| file | what it is | what its tests may assert | reference verdict |
+|---|---|---|---|
+{rows}
+"""
+
+
+def write(profile: Profile, variant: str, out: Path, seed: str) -> list[Fixture]:
+    from fixturegen.verify.manifest_check import check_manifest
+
+    if variant not in profile.variants:
+        raise ProfileError(f"--variant {variant!r}: {profile.name} has "
+                           f"{', '.join(profile.variants)}")
+    out = out.absolute()
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ProfileError(f"{out} is not a folder (a symbolic link or a file)")
+    assets = profile.assets(variant)
+    seed_bytes = seed.encode()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.profile-", dir=out.parent))
+    try:
+        (staged / "keys").mkdir()
+        fixtures = []
+        for asset in assets:
+            rendered = asset.case(profile.name).render(seed_bytes)
+            files = dict(rendered.files)
+            stem = asset.file.rsplit(".", 1)[0]
+            key_path = f"keys/{stem}.pem"
+            (staged / asset.file).write_bytes(files[rendered.fixture.path])
+            (staged / key_path).write_bytes(files[rendered.fixture.certificate_key_path])
+            fixtures.append(_fixture(asset, rendered.fixture, key_path))
+        used = sorted({f for fx in fixtures for f in fx.flags})
+        manifest = Manifest(
+            schema_version=SCHEMA_VERSION,
+            generator=Generator(name="fixturegen", version=__version__), seed=seed,
+            reproducible=True, notes={f: NOTES[f] for f in used},
+            error_codes=dict(ERROR_CODES), fixtures=fixtures)
+        (staged / "manifest.json").write_text(dumps(manifest.model_dump(mode="json")))
+        (staged / "manifest.schema.json").write_text(dumps(manifest_schema()))
+        (staged / "REGENERATE.md").write_text(
+            regenerate_text(profile, variant, seed, assets, fixtures))
+        problems, _ = check_manifest(staged / "manifest.json")
+        if problems:  # pragma: no cover - the reference verifier disagrees with a profile
+            raise ProfileError("the reference verifier disagrees with the profile: "
+                               + "; ".join(f"{p.id} {p.what}" for p in problems))
+        moves = [(path, out / path.relative_to(staged))
+                 for path in sorted(staged.rglob("*")) if path.is_file()]
+        for _, target in moves:  # every target checked before the first is written
+            if target.is_symlink() or target.is_dir() or (
+                    target.parent.is_symlink()):
+                raise ProfileError(f"{target} is a link or a folder: nothing was written")
+        out.mkdir(exist_ok=True)
+        (out / "keys").mkdir(exist_ok=True)
+        for path, target in moves:
+            os.replace(path, target)
+        return fixtures
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)

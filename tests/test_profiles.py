@@ -1,0 +1,107 @@
+"""Profiles: an implementation's test assets under its own names, checked by the reference
+verifier and (slow, `make conformance`-time) by rust-libp2p's own tests."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+
+from fixturegen.profiles import profiles
+from fixturegen.profiles.rust_libp2p import CHECK_CERT
+from fixturegen.verify import Verifier
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = {f"{s}.der" for s in CHECK_CERT} | {"rsa_pss_sha384.der", "nistp384_sha256.der"}
+
+
+def fixturegen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def drop_in(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("assets") / "test_assets"
+    out.mkdir()
+    (out / "gen.sh").write_text("# the old generator, left alone\n")
+    done = fixturegen("profile", "rust-libp2p", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_the_profile_writes_the_files_the_repository_loads(drop_in: Path) -> None:
+    assert {p.name for p in drop_in.glob("*.der")} == FILES
+    assert (drop_in / "gen.sh").read_text() == "# the old generator, left alone\n"
+    manifest = json.loads((drop_in / "manifest.json").read_text())
+    assert {f["path"] for f in manifest["fixtures"]} == FILES
+    check = fixturegen("verify", "--manifest", str(drop_in / "manifest.json"))
+    assert check.returncode == 0, check.stdout
+    text = (drop_in / "REGENERATE.md").read_text()
+    assert "fixturegen profile rust-libp2p --variant drop-in" in text
+    assert all(f"`{name}`" in text for name in FILES)
+
+
+def test_drop_in_files_have_one_fault_and_valid_files_none(drop_in: Path, tmp_path: Path
+                                                           ) -> None:
+    v = Verifier()
+    done = fixturegen("profile", "rust-libp2p", "--variant", "valid", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    for stem, (scheme, _) in CHECK_CERT.items():
+        faulty = (drop_in / f"{stem}.der").read_bytes()
+        good = (tmp_path / f"{stem}.der").read_bytes()
+        assert v.verify([faulty]).error == "extension_signature_invalid", stem
+        verdict = v.verify([good])
+        assert verdict.accepted and verdict.signature_scheme == scheme, stem
+        # the same certificate but for the one fault: same key, scheme and validity
+        a, b = x509.load_der_x509_certificate(faulty), x509.load_der_x509_certificate(good)
+        assert a.public_key() == b.public_key() and a.subject == b.subject
+        assert a.signature_algorithm_oid == b.signature_algorithm_oid
+        assert a.not_valid_after_utc == b.not_valid_after_utc
+    for folder in (drop_in, tmp_path):
+        assert v.verify([(folder / "rsa_pss_sha384.der").read_bytes()]).signature_scheme == (
+            "rsa_pss_rsae_sha384")
+        assert v.verify([(folder / "nistp384_sha256.der").read_bytes()]).error == (
+            "unsupported_signature_scheme")
+
+
+def test_the_same_seed_gives_the_same_bytes(drop_in: Path, tmp_path: Path) -> None:
+    assert fixturegen("profile", "rust-libp2p", "--out", str(tmp_path)).returncode == 0
+    for name in [*FILES, "manifest.json", "REGENERATE.md"]:
+        assert (tmp_path / name).read_bytes() == (drop_in / name).read_bytes(), name
+    other = tmp_path / "other"
+    assert fixturegen("profile", "rust-libp2p", "--seed", "x", "--out", str(other)
+                      ).returncode == 0
+    assert (other / "ed25519.der").read_bytes() != (drop_in / "ed25519.der").read_bytes()
+
+
+def test_profile_list_and_bad_input(tmp_path: Path) -> None:
+    listed = fixturegen("profile", "list")
+    assert listed.returncode == 0 and list(profiles()) == [
+        line.split()[0] for line in listed.stdout.splitlines() if not line.startswith(" ")]
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    for args in (["no-such", "--out", str(tmp_path)], ["rust-libp2p"],
+                 ["rust-libp2p", "--variant", "odd", "--out", str(tmp_path / "a")],
+                 ["rust-libp2p", "--out", str(link)]):
+        done = fixturegen("profile", *args)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, args
+    assert not (tmp_path / "a").exists() and not list(tmp_path.glob("*.der"))
+
+
+@pytest.mark.conformance
+def test_rust_libp2p_own_tests_pass_on_the_drop_in_assets(tmp_path: Path) -> None:
+    """rust-libp2p's certificate tests, unchanged, against the drop-in assets."""
+    if shutil.which("cargo") is None:
+        pytest.fail("cargo is needed (the machine has Rust)")
+    done = subprocess.run([str(ROOT / "profiles/check-rust-libp2p"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    found = re.search(r"test result: ok\. (\d+) passed; 0 failed", done.stdout)
+    assert found and int(found.group(1)) >= 10  # the ten asset tests among them
