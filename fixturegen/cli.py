@@ -21,6 +21,7 @@ from fixturegen import __version__
 from fixturegen.errors import fail
 from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
+from fixturegen.keys import KeyPair
 from fixturegen.verify.inputs import printable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -41,10 +42,14 @@ def profile(
                        ] = "drop-in",
     seed: Annotated[str, typer.Option(help="Seed for the throwaway keys and salts.")
                     ] = "libp2p-fixturegen",
+    certificate_key: Annotated[Path | None, typer.Option(
+        help="A key the repository already has (PKCS#8 DER or PEM): the profile adds the "
+        "fixtures it signs (rust-libp2p: rsa_fixture_*, an RSA key).")] = None,
 ) -> None:
     """Write an implementation's test assets under its own file names (or list profiles)."""
     from fixturegen.profiles import profiles
-    from fixturegen.profiles.writer import ProfileError, write
+    from fixturegen.profiles.model import ProfileError
+    from fixturegen.profiles.writer import write
 
     known = profiles()
     if name == "list":
@@ -58,7 +63,7 @@ def profile(
     if out is None:
         fail("--out DIR is required: the folder the repository's tests load from")
     try:
-        fixtures = write(known[name], variant, out, seed)
+        fixtures = write(known[name], variant, out, seed, _user_key(certificate_key))
     except ProfileError as exc:
         fail(str(exc))
     except OSError as exc:
@@ -97,6 +102,9 @@ def generate(
     only: Annotated[str | None, typer.Option(help="Only the cases whose id matches this glob."
                                              )] = None,
     jobs: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
+    certificate_key: Annotated[Path | None, typer.Option(
+        help="Your own certificate key (PKCS#8 DER or PEM): it replaces the fixed key of its "
+        "kind.")] = None,
 ) -> None:
     """Build the corpus, check it with the reference verifier, then replace OUT."""
     from fixturegen.keys.fixed import FixedKeyError
@@ -115,7 +123,8 @@ def generate(
             progress = lambda: bar.update(1)  # noqa: E731
         try:
             manifest = run(out, seed=None if random else seed, only=only,
-                           progress=progress, check=corpus_check, workers=jobs or None)
+                           progress=progress, check=corpus_check, workers=jobs or None,
+                           user_key=_user_key(certificate_key))
         except OutputError as exc:
             fail(str(exc))
         except FixedKeyError as exc:
@@ -125,6 +134,17 @@ def generate(
             fail(f"{exc}; {out} was left as it was", EXIT_FAIL)
     typer.echo(f"wrote {len(manifest.fixtures)} fixtures to {out}/ "
                f"({'seed ' + repr(seed) if not random else 'fresh randomness, not reproducible'})")
+
+
+def _user_key(path: Path | None) -> KeyPair | None:
+    from fixturegen.keys.user import UserKeyError, load_user_key
+
+    if path is None:
+        return None
+    try:
+        return load_user_key(path)
+    except UserKeyError as exc:
+        fail(f"--certificate-key: {exc}")
 
 
 def corpus_check(staged: Path, manifest: object) -> str | None:

@@ -105,3 +105,89 @@ def test_rust_libp2p_own_tests_pass_on_the_drop_in_assets(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     found = re.search(r"test result: ok\. (\d+) passed; 0 failed", done.stdout)
     assert found and int(found.group(1)) >= 10  # the ten asset tests among them
+
+
+def _rsa_key(path: Path, der: bool = True) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(65537, 2048)
+    encoding = serialization.Encoding.DER if der else serialization.Encoding.PEM
+    path.write_bytes(key.private_bytes(encoding, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    return key.public_key().public_bytes(serialization.Encoding.DER,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def test_your_own_rsa_key_signs_the_rsa_fixture_files(tmp_path: Path) -> None:
+    import hashlib
+
+    spki = _rsa_key(tmp_path / "rsa-2048.pk8")
+    out = tmp_path / "assets"
+    done = fixturegen("profile", "rust-libp2p", "--out", str(out), "--certificate-key",
+                      str(tmp_path / "rsa-2048.pk8"))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    keyed = [f for f in manifest["fixtures"] if f["path"].startswith("rsa_fixture_")]
+    assert sorted(f["path"] for f in keyed) == sorted(
+        f"rsa_fixture_{p}_{h}.der" for p in ("pkcs1", "pss") for h in ("sha256", "sha384",
+                                                                    "sha512"))
+    v = Verifier()
+    for f in keyed:
+        key = f["certificate"]["key"]
+        assert key["source"] == "user" and key["fingerprint"] == hashlib.sha256(spki).hexdigest()
+        cert = x509.load_der_x509_certificate((out / f["path"]).read_bytes())
+        from cryptography.hazmat.primitives import serialization
+        assert cert.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo) == spki
+        verdict = v.verify([(out / f["path"]).read_bytes()])
+        assert verdict.accepted and verdict.signature_scheme == f["certificate"][
+            "signature_scheme"]
+    assert hashlib.sha256(spki).hexdigest() in (out / "REGENERATE.md").read_text()
+    # the key is copied into keys/ and nowhere else
+    private = (tmp_path / "rsa-2048.pk8").read_bytes()
+    from cryptography.hazmat.primitives import serialization
+    pem = serialization.load_der_private_key(private, None).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption())
+    holders = {p.relative_to(out).parts[0] for p in out.rglob("*") if p.is_file()
+               and p.read_bytes() == pem}
+    assert holders == {"keys"}
+
+
+def test_a_key_that_does_not_fit_is_refused(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    ed = tmp_path / "ed.pem"
+    ed.write_bytes(ed25519.Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    (tmp_path / "junk.pk8").write_bytes(b"not a key")
+    for key, words in ((ed, "need an RSA key"), (tmp_path / "junk.pk8", "PKCS#8"),
+                       (tmp_path / "missing.pk8", "cannot read")):
+        done = fixturegen("profile", "rust-libp2p", "--out", str(tmp_path / "a"),
+                          "--certificate-key", str(key))
+        assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "a").exists()
+
+
+def test_generate_with_your_key_replaces_the_fixed_key_of_its_kind(tmp_path: Path) -> None:
+    spki = _rsa_key(tmp_path / "rsa.pem", der=False)
+    out = tmp_path / "out"
+    done = fixturegen("generate", "--only", "matrix.rsa_pss_rsae_sha256.*", "--out", str(out),
+                      "--certificate-key", str(tmp_path / "rsa.pem"))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    sources = {f["id"]: f["certificate"]["key"]["source"] for f in manifest["fixtures"]}
+    assert {s for i, s in sources.items() if i.endswith(".fixed")} == {"user"}
+    assert {s for i, s in sources.items() if i.endswith(".throwaway")} == {"throwaway"}
+    for f in manifest["fixtures"]:
+        if f["id"].endswith(".fixed"):
+            cert = x509.load_der_x509_certificate((out / f["path"]).read_bytes())
+            from cryptography.hazmat.primitives import serialization
+            assert cert.public_key().public_bytes(
+                serialization.Encoding.DER,
+                serialization.PublicFormat.SubjectPublicKeyInfo) == spki
+    assert fixturegen("verify", "--manifest", str(out / "manifest.json")).returncode == 0

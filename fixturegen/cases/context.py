@@ -30,6 +30,8 @@ class Built:
 class BuildContext:
     seed: bytes
     fixture_id: str
+    #: Keys the user brought (--certificate-key): they replace the fixed key of their kind.
+    user_keys: dict[KeyKind, KeyPair] = field(default_factory=dict)
     _keys: dict[tuple[KeyKind, str], KeyPair] = field(default_factory=dict)
 
     def throwaway(self, kind: KeyKind, role: str = "certificate") -> KeyPair:
@@ -42,7 +44,7 @@ class BuildContext:
         return self._keys[(kind, role)]
 
     def fixed(self, kind: KeyKind) -> KeyPair:
-        return load_fixed(kind)
+        return self.user_keys.get(kind) or load_fixed(kind)
 
     def key(self, kind: KeyKind, source: Source = "throwaway", role: str = "certificate"
             ) -> KeyPair:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fixturegen.cases.context import BuildContext, Built
+from fixturegen.keys import KeyKind, KeyPair
 from fixturegen.model.manifest import (
     CertificateInfo,
     Expected,
@@ -60,9 +61,10 @@ class Case:
     #: The spec rule this case tests, for reports ("tls.md: ...").
     rule: str = ""
 
-    def render(self, seed: bytes) -> Rendered:
-        """Build the case: its manifest entry (the model ``output/`` writes) and its files."""
-        built = self.build(BuildContext(seed, self.id))
+    def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None) -> Rendered:
+        """Build the case: its manifest entry (the model ``output/`` writes) and its files.
+        ``user_keys`` replace the fixed keys of their kinds."""
+        built = self.build(BuildContext(seed, self.id, dict(user_keys or {})))
         d = built.draft
         paths = [f"certs/{self.id}.der"]
         paths += [f"certs/{self.id}.{i}.der" for i in range(2, len(built.files) + 1)]
@@ -77,13 +79,16 @@ class Case:
             certificate=CertificateInfo(
                 signature_scheme=d.scheme,
                 key=KeyInfo(type=d.cert_key.kind, source=d.cert_key.source,
-                            file=d.cert_key.file),
+                            file=d.cert_key.file,
+                            fingerprint=hashlib.sha256(d.cert_key.spki).hexdigest()
+                            if d.cert_key.source == "user" else None),
                 not_before=not_before, not_after=not_after, serial=d.serial_hex(),
                 extension_critical=built.extension_critical,
             ),
             certificate_key_path=key_path,
             host_key=HostKeyInfo(
-                type=d.host.type, kind=d.host.pair.kind, source=d.host.pair.source,
+                type=d.host.type, kind=d.host.pair.kind,
+                source="fixed" if d.host.pair.source == "fixed" else "throwaway",
                 public_key_protobuf_hex=d.host.protobuf.hex(),
             ),
             expect_peer_id=built.expect_peer_id,

@@ -17,7 +17,7 @@ from fixturegen.keys.kinds import FIXED_KINDS, HOST_KEY_TYPES, KeyKind
 
 __all__ = ["FIXED_KINDS", "HOST_KEY_TYPES", "KeyKind", "KeyPair", "Source"]
 
-Source = Literal["fixed", "throwaway"]
+Source = Literal["fixed", "throwaway", "user"]
 
 @dataclass(frozen=True)
 class KeyPair:

@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from fixturegen.verify.codes import ErrorCode, Flag
 
@@ -26,8 +32,20 @@ class Generator(FrozenModel):
 
 class KeyInfo(FrozenModel):
     type: str = Field(description="Key kind: rsa-2048, p256, p384, p521, ed25519, ed448, ...")
-    source: Literal["fixed", "throwaway"]
+    source: Literal["fixed", "throwaway", "user"] = Field(
+        description="user: the --certificate-key the user brought")
     file: str | None = Field(None, description="The fixed key's file, relative to the repo root")
+    fingerprint: str | None = Field(
+        None, description="A user key's SHA-256 of its DER SubjectPublicKeyInfo, hex (only "
+        "for source 'user')")
+
+    @model_serializer(mode="wrap")
+    def _only_a_user_key_has_a_fingerprint(self, handler: SerializerFunctionWrapHandler
+                                            ) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if data.get("fingerprint") is None:
+            data.pop("fingerprint", None)
+        return data
 
 
 class CertificateInfo(FrozenModel):

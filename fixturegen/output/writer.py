@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -17,9 +18,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from cryptography.hazmat.primitives import serialization
+
 from fixturegen import __version__
 from fixturegen.cases import CATALOGUE, Case
 from fixturegen.cases.model import Rendered
+from fixturegen.keys import KeyKind, KeyPair
 from fixturegen.model.manifest import (
     SCHEMA_VERSION,
     Generator,
@@ -65,20 +69,30 @@ def case_by_id(case_id: str) -> Case:
     raise KeyError(case_id)
 
 
-def render_case(case_id: str, seed: bytes) -> Rendered:
-    """Build one case by its id (what a worker process is given)."""
-    return case_by_id(case_id).render(seed)
+def render_case(case_id: str, seed: bytes, user_key: bytes | None = None) -> Rendered:
+    """Build one case by its id (what a worker process is given; a user's key as PKCS#8 PEM)."""
+    return case_by_id(case_id).render(seed, _user_keys(user_key))
+
+
+@functools.cache
+def _user_keys(pem: bytes | None) -> dict[KeyKind, KeyPair]:
+    if pem is None:
+        return {}
+    private = serialization.load_pem_private_key(pem, None)
+    kind = KeyKind.of(private)
+    return {kind: KeyPair.of(kind, private, "user")}
 
 
 def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | None = None,
-               workers: int | None = None) -> list[Rendered]:
+               workers: int | None = None, user_key: KeyPair | None = None) -> list[Rendered]:
     """Build the cases, on every core; the result is in catalogue order whatever the timing."""
     workers = min(workers or min(len(cases) // 16 + 1, 4), len(cases) // 4 + 1,
                   os.cpu_count() or 1)  # capped by the work and the machine: --jobs 1000 forks 2
     ids = [c.id for c in cases]
+    pem = user_key.pkcs8_pem() if user_key is not None else None
     results: Iterable[Rendered]
     if workers <= 1:
-        results = (render_case(i, seed) for i in ids)
+        results = (render_case(i, seed, pem) for i in ids)
         out = []
         for r in results:
             out.append(r)
@@ -89,7 +103,8 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
                                initargs=(os.getpid(),))
     try:
         out = []
-        for r in pool.map(render_case, ids, [seed] * len(ids), chunksize=4):
+        for r in pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
+                           chunksize=4):
             out.append(r)
             if progress:
                 progress()
@@ -289,6 +304,7 @@ def generate(
     progress: Callable[[], None] | None = None,
     check: Check | None = None,
     workers: int | None = None,
+    user_key: KeyPair | None = None,
 ) -> Manifest:
     """Build, write, check and install a corpus. ``seed=None`` means fresh randomness.
 
@@ -296,6 +312,10 @@ def generate(
     agree); on a report nothing is installed and :class:`CheckFailed` is raised.
     """
     cases = select(only)
+    if user_key is not None and not user_key.kind.fixed:
+        raise OutputError(f"--certificate-key: a {user_key.kind} key stands in for the fixed key "
+                          f"of its kind, and no fixture uses a fixed {user_key.kind} key (fixed "
+                          f"kinds: {', '.join(k for k in KeyKind if k.fixed)})")
     out = out.absolute()
     try:
         _check_out(out)
@@ -311,7 +331,7 @@ def generate(
         raise OutputError(f"cannot write to {parent}: {exc.strerror or exc}") from exc
     try:
         seed_bytes = seed.encode() if seed is not None else os.urandom(32)
-        rendered = render_all(cases, seed_bytes, progress, workers)
+        rendered = render_all(cases, seed_bytes, progress, workers, user_key)
         manifest = build_manifest(rendered, seed)
         transcripts = build_transcripts(rendered, seed_bytes, seed)
         write_tree(staged, rendered, manifest, transcripts)

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 from fixturegen.cases import BuildContext, Built
 from fixturegen.cases.model import Case, Importance, Result
+from fixturegen.keys import KeyPair
 from fixturegen.verify.codes import ErrorCode, Flag
+
+
+class ProfileError(Exception):
+    """A usage error (exit code 2)."""
 
 
 @dataclass(frozen=True)
@@ -40,3 +45,5 @@ class Profile:
     summary: str
     variants: dict[str, str]
     assets: Callable[[str], list[Asset]]
+    #: The assets signed with a key the user brings (--certificate-key), or None.
+    keyed: Callable[[KeyPair], list[Asset]] | None = None

@@ -20,8 +20,8 @@ from fixturegen.cases import BuildContext, Built
 from fixturegen.cases.mutate import corrupt, host_signature, with_libp2p_value
 from fixturegen.certs.extension import signed_key
 from fixturegen.certs.schemes import SigningAlgorithm
-from fixturegen.keys import KeyKind
-from fixturegen.profiles.model import Asset, Profile
+from fixturegen.keys import KeyKind, KeyPair
+from fixturegen.profiles.model import Asset, Profile, ProfileError
 from fixturegen.verify.codes import ErrorCode, Flag
 
 RULE = "tls.md: Peer Authentication; the libp2p Public Key Extension"
@@ -98,6 +98,33 @@ def assets(variant: str) -> list[Asset]:
     return out
 
 
+def _fixture(scheme: str, kind: KeyKind) -> Callable[[BuildContext], Built]:
+    def build(ctx: BuildContext) -> Built:
+        return ctx.built(ctx.draft(scheme, cert_kind=kind, cert_source="fixed",
+                                   host=ctx.host("Ed25519")))
+
+    return build
+
+
+def keyed(key: KeyPair) -> list[Asset]:
+    """rsa_fixture_{pkcs1,pss}_{sha256,sha384,sha512}.der: fully valid, signed with the
+    repository's own RSA key (salt length = digest length), for a throwaway Ed25519 host key."""
+    if not key.kind.rsa_bits:
+        raise ProfileError(f"--certificate-key: rust-libp2p's rsa_fixture_* files need an RSA "
+                           f"key, not {key.kind}")
+    out = []
+    for padding in ("pkcs1", "pss"):
+        for h in ("sha256", "sha384", "sha512"):
+            scheme = f"rsa_{'pss_rsae' if padding == 'pss' else 'pkcs1'}_{h}"
+            out.append(Asset(
+                f"rsa_fixture_{padding}_{h}.der",
+                f"A valid {scheme} certificate signed with your RSA key, for a throwaway "
+                "Ed25519 host key.",
+                f"`parse` (full verification) succeeds; `signature_scheme()` is the "
+                f"{scheme} scheme", "valid", _fixture(scheme, key.kind), rule=RULE))
+    return out
+
+
 PROFILE = Profile(
     name="rust-libp2p", repository="https://github.com/libp2p/rust-libp2p",
     folder="transports/tls/src/test_assets",
@@ -105,4 +132,4 @@ PROFILE = Profile(
     variants={"drop-in": "the check_cert! files fail verify() by one fault (their assertions "
                          "hold unchanged)",
               "valid": "every file verifies (flip the verify().is_err() assertions)"},
-    assets=assets)
+    assets=assets, keyed=keyed)

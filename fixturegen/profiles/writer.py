@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 from fixturegen import __version__
+from fixturegen.keys import KeyPair
+from fixturegen.keys.user import fingerprint
 from fixturegen.model.manifest import (
     SCHEMA_VERSION,
     Fixture,
@@ -21,12 +23,8 @@ from fixturegen.model.manifest import (
     dumps,
     manifest_schema,
 )
-from fixturegen.profiles.model import Asset, Profile
+from fixturegen.profiles.model import Asset, Profile, ProfileError
 from fixturegen.verify.codes import ERROR_CODES, NOTES
-
-
-class ProfileError(Exception):
-    """A usage error (exit code 2)."""
 
 
 def _fixture(asset: Asset, fixture: Fixture, key_path: str) -> Fixture:
@@ -35,11 +33,20 @@ def _fixture(asset: Asset, fixture: Fixture, key_path: str) -> Fixture:
 
 
 def regenerate_text(profile: Profile, variant: str, seed: str, assets: list[Asset],
-                    fixtures: list[Fixture]) -> str:
+                    fixtures: list[Fixture], user_key: KeyPair | None = None) -> str:
     rows = "\n".join(
         f"| `{a.file}` | {a.description} | {a.asserts} | {f.expected.result}"
         f"{' (' + f.expected.error + ')' if f.expected.error else ''} |"
         for a, f in zip(assets, fixtures, strict=True))
+    key_text = ""
+    command = (f"# fixturegen {__version__}, installed from its checkout (pip install .)\n"
+               f"fixturegen profile {profile.name} --variant {variant} --seed {seed!r} "
+               f"--out {profile.folder}")
+    if user_key is not None:
+        command += " \\\n    --certificate-key YOUR_KEY.pk8"
+        key_text = (f"\nThe files that say so are signed with the repository's own {user_key.kind} "
+                    f"key (SHA-256 of its SubjectPublicKeyInfo: `{fingerprint(user_key)}`), "
+                    "given with `--certificate-key`; it is copied only into `keys/`.\n")
     flip = ""
     if variant == "valid":
         flip = ("\nIn this variant every `check_cert!` file verifies: flip "
@@ -52,10 +59,9 @@ These files are {profile.summary} ({profile.repository}, `{profile.folder}`), ma
 command instead of hand-kept openssl scripts:
 
 ```sh
-pip install fixturegen=={__version__}
-fixturegen profile {profile.name} --variant {variant} --seed {seed!r} --out {profile.folder}
+{command}
 ```
-
+{key_text}
 fixturegen {__version__}, seed `{seed}`, variant `{variant}`: {profile.variants[variant]}.
 The same command gives the same bytes on any machine. Every certificate key and host key is a
 throwaway key derived from the seed (the certificate keys are in `keys/`, PKCS#8 PEM); they
@@ -70,7 +76,8 @@ verdict of fixturegen's reference verifier (`fixturegen verify --manifest manife
 """
 
 
-def write(profile: Profile, variant: str, out: Path, seed: str) -> list[Fixture]:
+def write(profile: Profile, variant: str, out: Path, seed: str,
+          user_key: KeyPair | None = None) -> list[Fixture]:
     from fixturegen.verify.manifest_check import check_manifest
 
     if variant not in profile.variants:
@@ -80,6 +87,11 @@ def write(profile: Profile, variant: str, out: Path, seed: str) -> list[Fixture]
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise ProfileError(f"{out} is not a folder (a symbolic link or a file)")
     assets = profile.assets(variant)
+    if user_key is not None:
+        if profile.keyed is None:
+            raise ProfileError(f"--certificate-key: the {profile.name} profile signs nothing "
+                               "with a key of yours")
+        assets += profile.keyed(user_key)
     seed_bytes = seed.encode()
     out.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.profile-", dir=out.parent))
@@ -87,7 +99,8 @@ def write(profile: Profile, variant: str, out: Path, seed: str) -> list[Fixture]
         (staged / "keys").mkdir()
         fixtures = []
         for asset in assets:
-            rendered = asset.case(profile.name).render(seed_bytes)
+            rendered = asset.case(profile.name).render(
+                seed_bytes, {user_key.kind: user_key} if user_key is not None else None)
             files = dict(rendered.files)
             stem = asset.file.rsplit(".", 1)[0]
             key_path = f"keys/{stem}.pem"
@@ -103,7 +116,7 @@ def write(profile: Profile, variant: str, out: Path, seed: str) -> list[Fixture]
         (staged / "manifest.json").write_text(dumps(manifest.model_dump(mode="json")))
         (staged / "manifest.schema.json").write_text(dumps(manifest_schema()))
         (staged / "REGENERATE.md").write_text(
-            regenerate_text(profile, variant, seed, assets, fixtures))
+            regenerate_text(profile, variant, seed, assets, fixtures, user_key))
         problems, _ = check_manifest(staged / "manifest.json")
         if problems:  # pragma: no cover - the reference verifier disagrees with a profile
             raise ProfileError("the reference verifier disagrees with the profile: "
