@@ -71,6 +71,32 @@ def profile(
     typer.echo(f"wrote {len(fixtures)} {name} test assets to {out}/ (variant {variant}, "
                f"seed {seed!r}); see {out}/REGENERATE.md")
 
+@app.command()
+def export(
+    lang: Annotated[str, typer.Option(help="go or python.")],
+    corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")
+                      ] = Path("out"),
+    only: Annotated[str | None, typer.Option(help="Only the fixtures whose id matches this "
+                                             "glob.")] = None,
+    out: Annotated[Path | None, typer.Option(help="The file to write (default: stdout).")
+                   ] = None,
+) -> None:
+    """Render the corpus's fixtures as a test source file for an implementation."""
+    from fixturegen.output.export import ExportError, render, write
+
+    try:
+        text, count = render(corpus, lang, only)
+        if out is None:
+            sys.stdout.write(text)
+            return
+        write(text, out)
+    except ExportError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    typer.echo(f"wrote {count} fixtures to {out} ({lang})", err=True)
+
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
 
