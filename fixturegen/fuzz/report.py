@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import shutil
 import tempfile
 from pathlib import Path
@@ -69,6 +70,8 @@ class FuzzReport(FrozenModel):
                                          "reference verifier alone) and each implementation")
     reference_slowest_seconds: float
     reference_crashes: int
+    max_rss_mib: float = Field(description="The fuzzing process's peak memory (the reference "
+                               "verifier runs in it; adapters are separate processes)")
     clusters: list[ClusterInfo]
     reference_findings: list[ClusterInfo] = Field(
         description="Where the reference and the independent check differ")
@@ -129,6 +132,7 @@ def report(c: Campaign, clusters: list[Cluster], findings: list[Cluster], seed: 
         seconds=round(seconds, 1), throughput=throughput,
         reference_slowest_seconds=round(c.reference_slowest, 4),
         reference_crashes=sum(r.verdict == "crash" for r in c.references.values()),
+        max_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         clusters=[_info(c, x) for x in clusters],
         reference_findings=[_info(c, x) for x in findings])
 
@@ -138,7 +142,8 @@ def summary(r: FuzzReport) -> str:
              "", "| who | mutants/s |", "|---|---|"]
     lines += [f"| {k} | {v:.0f} |" for k, v in r.throughput.items()]
     lines += ["", f"Reference verifier: {r.reference_crashes} tracebacks, slowest mutant "
-              f"{r.reference_slowest_seconds * 1000:.1f} ms.", "",
+              f"{r.reference_slowest_seconds * 1000:.1f} ms; peak memory of the run "
+              f"{r.max_rss_mib:.0f} MiB.", "",
               "## Clusters (implementation differs from the reference)", "",
               "| status | implementation | reference | says | operator | mutants | "
               "representative |", "|---|---|---|---|---|---|---|"]
