@@ -42,7 +42,7 @@ def test_driver_survives_hang_crash_and_garbage(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     ids = ["ok.A", "hang.x", "ok.B", "crash.x", "reject.y", "garbage.x", "ok.C", "wrongid.x",
            "ok.D", "badverdict.x", "skip.z"]
-    answers = driver.run([*MISBEHAVE, str(starts)], [req(i) for i in ids], timeout=1.0,
+    answers = driver.run([*MISBEHAVE, str(starts)], [req(i) for i in ids], timeout=2.0,
                          startup=10.0, stderr_path=tmp_path / "stderr.log")
     got = {a.id: (a.verdict, a.failure) for a in answers}
     assert [a.id for a in answers] == ids

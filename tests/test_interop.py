@@ -45,7 +45,7 @@ def test_the_matrix_and_the_summary(corpus: Path, tmp_path: Path) -> None:
     from fixturegen.harness.results import ResultsFile
 
     made = run_interop([target("good", str(corpus)), target("picky", str(corpus), "reject")],
-                       tmp_path, timeout=0.5, startup=10.0, per_type=2)
+                       tmp_path, timeout=1.0, startup=10.0, per_type=2)
     results = ResultsFile(schema_version=1, generator="test", corpus=str(corpus), seed=None,
                           catalogue=[], implementations=[], peer_made=made)
     columns, rows = interop_matrix(results)

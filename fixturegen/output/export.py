@@ -23,6 +23,7 @@ from fixturegen.verify.manifest_check import ManifestError, load_manifest
 LANGUAGES = {
     "go": ("export-go.go.j2", "a Go table test for go-libp2p (p2p/security/tls)"),
     "python": ("export-python.py.j2", "a pytest module for py-libp2p (libp2p.security.tls)"),
+    "rust": ("export-rust.rs.j2", "a Rust integration test for libp2p-tls (#[test] functions)"),
 }
 
 
