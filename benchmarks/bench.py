@@ -249,8 +249,8 @@ def main() -> None:
     print(f"  serial      {serial / n * 1000:7.2f} ms/fixture   "
           f"ratio to floor {serial / floor:5.2f}")
     print(f"  parallel    {parallel / n * 1000:7.2f} ms/fixture   (all cores: {os.cpu_count()})")
-    print(f"  floor       {floor / n * 1000:7.2f} ms/fixture   (the manifest's private-key operations, "
-          "cryptography)")
+    print(f"  floor       {floor / n * 1000:7.2f} ms/fixture   (the manifest's private-key "
+          "operations, cryptography)")
     print(f"  vs the openssl pipeline ({OPENSSL_PIPELINE_MS:.0f} ms/certificate): "
           f"{OPENSSL_PIPELINE_MS / (parallel / n * 1000):.1f}x faster in parallel, "
           f"{OPENSSL_PIPELINE_MS / (serial / n * 1000):.1f}x serial (target: 20x)")
