@@ -173,6 +173,20 @@ def trailing_bytes(ctx: BuildContext) -> Built:
     return ctx.built(d, files=(d.sign() + b"\x00\x00",))
 
 
+@case("invalid.signature-unused-bits", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
+      importance="low",
+      rule="RFC 5280 4.1.1.3 / X.690: the signature BIT STRING has no unused bits")
+def signature_unused_bits(ctx: BuildContext) -> Built:
+    """The signatureValue BIT STRING says one bit of its last octet is unused (its first
+    content octet is 01, not 00); the signature octets are the valid ones. Found by fixturegen
+    fuzz: go-libp2p and py-libp2p's QUIC verifier accept it."""
+    d = ctx.draft()
+    tbs = d.tbs_der()
+    cert = der.sequence(tbs, d.algorithm.algorithm_identifier(),
+                        der.bit_string(d.signature(tbs), unused_bits=1))
+    return ctx.built(d, files=(cert,))
+
+
 @case("invalid.ber-length.certificate", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
       importance="low", rule=X509)
 def ber_length_outer(ctx: BuildContext) -> Built:
