@@ -80,7 +80,7 @@ class Case:
                 signature_scheme=d.scheme,
                 key=KeyInfo(type=d.cert_key.kind, source=d.cert_key.source,
                             file=d.cert_key.file,
-                            fingerprint=hashlib.sha256(d.cert_key.spki).hexdigest()
+                            fingerprint=d.cert_key.fingerprint
                             if d.cert_key.source == "user" else None),
                 not_before=not_before, not_after=not_after, serial=d.serial_hex(),
                 extension_critical=built.extension_critical,

@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from fixturegen.cases import CATALOGUE, BuildContext, Rendered
 from fixturegen.certs.builder import Draft
@@ -40,6 +41,10 @@ class Parent:
     @property
     def id(self) -> str:
         return self.rendered.fixture.id
+
+    @cached_property
+    def der(self) -> bytes:
+        return dict(self.rendered.files)[self.rendered.fixture.path]
 
 
 @dataclass(frozen=True)
@@ -275,8 +280,7 @@ class Campaign:
         return result
 
     def _size(self, m: Mutant) -> int:
-        return abs(len(m.der) - len(dict(self.by_id[m.parent].rendered.files)[
-            self.by_id[m.parent].rendered.fixture.path]))
+        return abs(len(m.der) - len(self.by_id[m.parent].der))
 
     def _minimise(self, clusters: list[Cluster], rounds: int) -> None:
         """Drop steps while the implementation still disagrees the same way."""

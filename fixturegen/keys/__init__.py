@@ -7,6 +7,7 @@ DER SubjectPublicKeyInfo (computed once).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,6 +36,11 @@ class KeyPair:
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
         )
         return cls(kind=kind, private=private, source=source, spki=spki, file=file)
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of the DER SubjectPublicKeyInfo, hex (keys/README.md, user keys)."""
+        return hashlib.sha256(self.spki).hexdigest()
 
     def pkcs8_pem(self) -> bytes:
         return self.private.private_bytes(

@@ -6,7 +6,6 @@ were made and the SHA-256 fingerprint of each SubjectPublicKeyInfo.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from datetime import UTC, datetime
 from functools import cache
@@ -48,7 +47,7 @@ def load_fixed(kind: KeyKind | str, keys_dir: Path = KEYS_DIR) -> KeyPair:
 
 
 def fingerprint(pair: KeyPair) -> str:
-    return hashlib.sha256(pair.spki).hexdigest()
+    return pair.fingerprint
 
 
 def readme_text(pairs: list[KeyPair], made: str) -> str:

@@ -7,7 +7,6 @@ its SHA-256 fingerprint (of the SubjectPublicKeyInfo) and that it came from the 
 
 from __future__ import annotations
 
-import hashlib
 import stat
 from pathlib import Path
 
@@ -51,6 +50,3 @@ def load_user_key(path: Path) -> KeyPair:
         raise UserKeyError(f"{path}: {exc}") from None
     return KeyPair.of(kind, private, "user")
 
-
-def fingerprint(pair: KeyPair) -> str:
-    return hashlib.sha256(pair.spki).hexdigest()

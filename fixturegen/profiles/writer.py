@@ -14,7 +14,6 @@ from pathlib import Path
 
 from fixturegen import __version__
 from fixturegen.keys import KeyPair
-from fixturegen.keys.user import fingerprint
 from fixturegen.model.manifest import (
     SCHEMA_VERSION,
     Fixture,
@@ -45,7 +44,7 @@ def regenerate_text(profile: Profile, variant: str, seed: str, assets: list[Asse
     if user_key is not None:
         command += " \\\n    --certificate-key YOUR_KEY.pk8"
         key_text = (f"\nThe files that say so are signed with the repository's own {user_key.kind} "
-                    f"key (SHA-256 of its SubjectPublicKeyInfo: `{fingerprint(user_key)}`), "
+                    f"key (SHA-256 of its SubjectPublicKeyInfo: `{user_key.fingerprint}`), "
                     "given with `--certificate-key`; it is copied only into `keys/`.\n")
     flip = ""
     if variant == "valid":
