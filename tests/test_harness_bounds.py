@@ -80,6 +80,19 @@ def test_decoding_never_raises(tmp_path: Path) -> None:
     assert driver.MAX_STDERR <= size < driver.MAX_STDERR + 200
 
 
+def test_a_restarted_adapter_keeps_every_answer(tmp_path: Path) -> None:
+    """After an over-long line the old process is dropped while its reader may still be
+    draining the pipe; that reader must never read from the next process's stdout (a CI run
+    lost an answer to it: the closed descriptor's number went to the new pipe)."""
+    ids = [case for n in range(25) for case in (f"flood.{n}", f"ok.a{n}", f"ok.b{n}")]
+    answers = driver.run([*MISBEHAVE, str(tmp_path / "starts")], [req(i) for i in ids],
+                         timeout=30.0, startup=60.0)  # nothing here hangs
+    assert [a.failure for a in answers] == [
+        "error" if case.startswith("flood") else None for case in ids]
+    assert [a.peer_id for a in answers if a.id.startswith("ok")] == [
+        case.split(".")[1] for case in ids if case.startswith("ok")]
+
+
 def test_no_process_the_adapter_started_survives(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     ids = ["fork.1", "ok.A", "fork.2", "crash.x", "fork.3"]

@@ -100,9 +100,19 @@ class _Process:
         return False
 
     def _pump(self) -> None:
-        """Split stdout into lines of at most MAX_REPLY bytes; an over-long one is _TOO_LONG."""
+        """Split stdout into lines of at most MAX_REPLY bytes; an over-long one is _TOO_LONG.
+
+        This thread alone reads and closes stdout: were another thread to close it while this
+        one still reads, the descriptor number could go to the next adapter's pipe and this
+        thread would swallow that adapter's answers."""
         assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
+        try:
+            self._split(self.proc.stdout.fileno())
+        finally:
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
+
+    def _split(self, fd: int) -> None:
         buffer = bytearray()
         skipping = False
         while True:
@@ -133,8 +143,15 @@ class _Process:
         self._put(_EOF)
 
     def _keep_stderr(self, sink: IO[bytes]) -> None:
+        """Copy stderr to ``sink`` up to MAX_STDERR; like stdout, only this thread closes it."""
         assert self.proc.stderr is not None
-        fd = self.proc.stderr.fileno()
+        try:
+            self._copy(self.proc.stderr.fileno(), sink)
+        finally:
+            with contextlib.suppress(OSError):
+                self.proc.stderr.close()
+
+    def _copy(self, fd: int, sink: IO[bytes]) -> None:
         kept = 0
         while True:
             try:
@@ -171,10 +188,9 @@ class _Process:
         self._kill_group()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        if self.proc.stdin is not None:  # stdout and stderr are closed by their readers
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
 
     def close(self) -> None:
         """End of the corpus: close stdin, let the adapter exit on its own, then stop the rest."""
