@@ -37,7 +37,7 @@ adapters:
 # $(OUT)/conformance/. Divergences are findings: this fails only if something cannot run.
 conformance: $(STAMP) adapters
 	test -f $(OUT)/manifest.json || $(VENV)/bin/fixturegen generate --out $(OUT)
-	$(VENV)/bin/fixturegen harness run --impl all --corpus $(OUT)
+	$(VENV)/bin/fixturegen harness run --impl all --mode all --corpus $(OUT)
 	FIXTUREGEN_CONFORMANCE=$(OUT)/conformance $(PY) -m pytest -m conformance
 
 clean:

@@ -2,7 +2,10 @@ module fixturegen/adapters/go-libp2p
 
 go 1.26.0
 
-require github.com/libp2p/go-libp2p v0.52.0
+require (
+	github.com/libp2p/go-libp2p v0.52.0
+	github.com/multiformats/go-multistream v0.6.1
+)
 
 require (
 	github.com/davidlazar/go-crypto v0.0.0-20200604182044-b73af7476f6c // indirect
@@ -19,7 +22,6 @@ require (
 	github.com/multiformats/go-multibase v0.3.0 // indirect
 	github.com/multiformats/go-multicodec v0.10.0 // indirect
 	github.com/multiformats/go-multihash v0.2.3 // indirect
-	github.com/multiformats/go-multistream v0.6.1 // indirect
 	github.com/multiformats/go-varint v0.1.0 // indirect
 	github.com/spaolacci/murmur3 v1.1.0 // indirect
 	golang.org/x/crypto v0.59.0 // indirect

@@ -5,7 +5,8 @@
 // VerifyPeerCertificate callback of the tls.Config that (*libp2ptls.Identity).ConfigForPeer
 // builds for a real handshake: the library's own closure parses the raw chain, extracts the
 // host key with PubKeyFromCertChain and matches the expected PeerId. Nothing is re-implemented.
-// A generate request returns the certificate NewIdentity made for a fresh host key.
+// A generate request returns the certificate NewIdentity made for a fresh host key. A handshake
+// request runs the real secure-channel upgrade over TCP (handshake.go).
 package main
 
 import (
@@ -28,6 +29,11 @@ type request struct {
 	Certificates []string `json:"certificates"`
 	ExpectPeerID *string  `json:"expect_peer_id"`
 	HostKeyType  string   `json:"host_key_type"`
+	// handshake only
+	Transport string `json:"transport"`
+	Direction string `json:"direction"`
+	Address   string `json:"address"`
+	TimeoutMS int    `json:"timeout_ms"`
 }
 
 type reply struct {
@@ -42,6 +48,18 @@ type reply struct {
 
 func text(s string) *string { return &s }
 
+// expected is the PeerId the caller dialled ("" when it names none: any is accepted).
+func expected(req request) (peer.ID, error) {
+	if req.ExpectPeerID == nil {
+		return "", nil
+	}
+	id, err := peer.Decode(*req.ExpectPeerID)
+	if err != nil {
+		return "", fmt.Errorf("adapter: expected PeerId unparsable: %w", err)
+	}
+	return id, nil
+}
+
 func check(identity *libp2ptls.Identity, req request) reply {
 	raw := make([][]byte, len(req.Certificates))
 	for i, c := range req.Certificates {
@@ -51,13 +69,9 @@ func check(identity *libp2ptls.Identity, req request) reply {
 		}
 		raw[i] = der
 	}
-	var remote peer.ID
-	if req.ExpectPeerID != nil {
-		id, err := peer.Decode(*req.ExpectPeerID)
-		if err != nil {
-			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: expected PeerId unparsable: " + err.Error())}
-		}
-		remote = id
+	remote, err := expected(req)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
 	}
 	conf, keyCh := identity.ConfigForPeer(remote)
 	if err := conf.VerifyPeerCertificate(raw, nil); err != nil {
@@ -136,6 +150,8 @@ func main() {
 			rep = reply{Verdict: "skip", Error: text("adapter: unreadable request: " + err.Error())}
 		} else if req.Kind == "generate" {
 			rep = generate(req)
+		} else if req.Kind == "handshake" {
+			rep = handshake(priv, req, announcer(out, out.Flush))
 		} else if req.Kind != "" && req.Kind != "certificate" {
 			rep = reply{ID: req.ID, Verdict: "skip", Error: text("go-libp2p has no public API that checks a CertificateVerify (crypto/tls does it inside the handshake)")}
 		} else {

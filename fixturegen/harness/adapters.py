@@ -7,7 +7,8 @@ it is recorded in every results file.
 The adapters are source trees with lock files, built on the machine: they live in a fixturegen
 checkout's ``adapters/`` folder, not in the installed package. :func:`adapters_dir` finds that
 folder: ``--adapters DIR``, else ``$FIXTUREGEN_ADAPTERS``, else ``./adapters`` (the checkout
-the command runs in, as ``make conformance`` does).
+the command runs in, as ``make conformance`` does). The fixture peer, the harness's own side of
+a handshake, is built there too (``fixture-peer/``, :data:`PEER`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 ENV = "FIXTUREGEN_ADAPTERS"
 
@@ -47,6 +49,8 @@ class Adapter:
     command: tuple[str, ...]
     verifier: str
     marker: str
+    handshake: str = ""  # the upgrade a handshake request runs; "" when it has none yet
+    transports: tuple[Literal["tcp", "quic"], ...] = ()
 
     def argv(self, adapters: Path) -> list[str]:
         base = adapters / self.folder
@@ -64,7 +68,9 @@ SHIPPED: tuple[Adapter, ...] = (
             "target/release/adapter"),
     Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p",
             ("./adapter",),
-            "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter"),
+            "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter",
+            "go-multistream SelectOneOf / MultistreamMuxer.Negotiate, then p2p/security/tls "
+            "Transport.SecureOutbound / SecureInbound", ("tcp",)),
     Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls",
             ("node", "./adapter.js"),
             "@libp2p/tls/utils verifyPeerCertificate",
@@ -80,3 +86,6 @@ SHIPPED: tuple[Adapter, ...] = (
 )
 
 BY_NAME = {adapter.name: adapter for adapter in SHIPPED}
+
+#: The fixture peer's binary, under the adapters folder (``adapters/build fixture-peer``).
+PEER = "fixture-peer/fixture-peer"

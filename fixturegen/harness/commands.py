@@ -17,9 +17,22 @@ from typing import Annotated
 import typer
 
 from fixturegen.errors import fail
-from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
+from fixturegen.harness.adapters import (
+    BY_NAME,
+    PEER,
+    SHIPPED,
+    AdaptersNotFound,
+    adapters_dir,
+)
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
+from fixturegen.harness.handshake import (
+    DIRECTIONS,
+    Direction,
+    PeerError,
+    Transport,
+    handshake_cases,
+)
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.report import ReportFolderError, check_report_folder, write_reports
 from fixturegen.harness.requests import CorpusError, load_corpus
@@ -32,7 +45,13 @@ from fixturegen.harness.results import (
     load_known,
     load_results,
 )
-from fixturegen.harness.session import Target, mark_known, results_file, run_target
+from fixturegen.harness.session import (
+    Target,
+    mark_known,
+    results_file,
+    run_handshake,
+    run_target,
+)
 
 EXIT_OK, EXIT_NEW, EXIT_USAGE, EXIT_ADAPTER = 0, 1, 2, 3
 
@@ -58,7 +77,7 @@ def _summary(results: ResultsFile) -> None:
     for impl in results.implementations:
         c = impl.counts
         per_case = 1000 * impl.seconds / max(1, len(impl.cases))
-        typer.echo(f"{impl.name} {impl.version}: {len(impl.cases)} cases in {impl.seconds:.2f} s "
+        typer.echo(f"{impl.label} {impl.version}: {len(impl.cases)} cases in {impl.seconds:.2f} s "
                    f"({per_case:.2f} ms/case): agree {c['agree']}, acceptable {c['acceptable']}, "
                    f"false_accept {c['false_accept']}, false_reject {c['false_reject']}, "
                    f"skip {c['skip']}, hang {c['hang']}, crash {c['crash']}, error {c['error']}")
@@ -89,13 +108,19 @@ def run(
     interop: Annotated[bool, typer.Option(
         help="Also run the interop stage: certificates made by each implementation, verified "
         "by every one.")] = True,
+    mode: Annotated[str, typer.Option(
+        help="api (the library's certificate check on DER bytes), handshake (real handshakes "
+        "with the fixture peer, both directions, each transport the adapter has) or all.")
+    ] = "api",
     name: Annotated[str, typer.Option(help="Your adapter's name in the reports.")] = "custom",
     version: Annotated[str, typer.Option(help="Your adapter's version in the reports.")
                        ] = "unknown",
 ) -> None:
     """Run implementations over the corpus and write the four reports."""
+    if mode not in ("api", "handshake", "all"):
+        fail(f"--mode {mode!r}: use api, handshake or all")
     targets: list[Target] = []
-    base = _adapters(adapters) if impl else None
+    base = _adapters(adapters) if impl or mode != "api" else None
     for wanted in impl or []:
         names = [a.name for a in SHIPPED] if wanted == "all" else [wanted]
         for n in names:
@@ -107,21 +132,37 @@ def run(
                 fail(f"adapter {n} is not built: run 'make adapters' (adapters/build {n})",
                      EXIT_ADAPTER)
             targets.append(Target(adapter.name, adapter.package, adapter.version,
-                                  adapter.verifier, tuple(adapter.argv(base))))
+                                  adapter.verifier, tuple(adapter.argv(base)),
+                                  adapter.handshake, adapter.transports))
     if command:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or ".." in name:
             fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
                  "files), at most 64")
-        targets.append(Target(name, "custom", version, "custom adapter", tuple(command)))
+        targets.append(Target(name, "custom", version, "custom adapter", tuple(command),
+                              "custom adapter", ("tcp",)))
     if not targets:
         fail("nothing to run: give --impl NAME (or --impl all) or '-- COMMAND ARGS...'")
     if len({t.name for t in targets}) != len(targets):
         fail("the same implementation name twice")
     known_set = _known(known)
+    peer_argv: list[str] = []
+    if mode != "api":
+        assert base is not None
+        if not (base / PEER).is_file():
+            fail("the fixture peer is not built: run 'make adapters' (adapters/build "
+                 "fixture-peer)", EXIT_ADAPTER)
+        peer_argv = [str(base / PEER)]
     try:
         seed, cases = load_corpus(corpus, transcripts=transcripts)
+        transports: tuple[Transport, ...] = ("tcp",) if mode != "api" else ()
+        plans = {(t, d): handshake_cases(corpus, t, d, timeout)
+                 for t in transports for d in DIRECTIONS}
     except CorpusError as exc:
         fail(f"{exc} (build the corpus with 'make fixtures')")
+    api_cases = list(cases)
+    proof_sets = {hc.id: hc.case for plan in plans.values() for hc in plan
+                  if hc.proof_set}  # cases only handshakes carry
+    cases = api_cases + list(proof_sets.values())
     folder = out if out is not None else corpus / "conformance"
     if out is None and not _inside(folder, corpus):
         fail(f"{folder} is a symbolic link: reports are never written through one")
@@ -134,20 +175,41 @@ def run(
     results = results_file(corpus, seed, cases, done)
     write_reports(results, folder)  # a results file exists whatever happens next
     for target in targets:
-        typer.echo(f"harness: {target.name} {target.version}: {len(cases)} cases", err=True)
-        try:
-            done.append(run_target(target, cases, timeout=timeout, startup=startup,
-                                   stderr_path=folder / f"{target.name}.stderr.log",
-                                   known=known_set))
-        except AdapterStartError as exc:
-            broken = f"{target.name}: {exc}"
+        runs: list[tuple[str, tuple[Transport, Direction] | None]] = []  # None: api mode
+        if mode != "handshake":
+            runs.append((target.name, None))
+        if mode != "api":
+            if not target.transports:
+                typer.echo(f"harness: {target.name}: no handshake mode in this adapter yet",
+                           err=True)
+            runs += [(f"{target.name}@{t}-{d}", (t, d)) for t in target.transports
+                     for d in DIRECTIONS if (t, d) in plans]
+        for label, way in runs:
+            log = folder / f"{label}.stderr.log"
+            try:
+                if way is None:
+                    typer.echo(f"harness: {label} {target.version}: {len(api_cases)} cases",
+                               err=True)
+                    done.append(run_target(target, api_cases, timeout=timeout,
+                                           startup=startup, stderr_path=log, known=known_set))
+                else:
+                    plan = plans[way]
+                    typer.echo(f"harness: {label} {target.version}: {len(plan)} handshakes",
+                               err=True)
+                    done.append(run_handshake(
+                        target, peer_argv, plan, *way, timeout=timeout, startup=startup,
+                        stderr_path=log, known=known_set))
+            except (AdapterStartError, PeerError) as exc:
+                broken = f"{label}: {exc}"
+                break
+            if done[-1].cases and all(c.outcome in ("hang", "crash", "error")
+                                      for c in done[-1].cases):
+                broken = f"{label}: answered no case (see {log})"
+            # Written after every run: an interrupted run keeps what it finished.
+            results = results_file(corpus, seed, cases, done)
+            write_reports(results, folder)
+        if broken is not None:
             break
-        if cases and all(c.outcome in ("hang", "crash", "error") for c in done[-1].cases):
-            broken = (f"{target.name}: answered no case (see "
-                      f"{folder / (target.name + '.stderr.log')})")
-        # Written after every implementation: an interrupted run keeps what it finished.
-        results = results_file(corpus, seed, cases, done)
-        write_reports(results, folder)
     if interop and broken is None:
         typer.echo(f"harness: interop: {len(targets)} implementations make and check "
                    "certificates", err=True)

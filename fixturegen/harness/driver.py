@@ -40,11 +40,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from pydantic import ValidationError
 
-from fixturegen.harness.protocol import Reply, Request
+from fixturegen.harness.protocol import Listening, PeerEvent, Reply, Request
 from fixturegen.verify.inputs import is_unicode, printable
 
 DEFAULT_TIMEOUT = 10.0
@@ -72,6 +72,21 @@ class Answer:
     failure: str | None  # hang | crash | error | None
     seconds: float
     reply: Reply | None = None  # the validated reply, for request kinds that carry more
+    peer: PeerEvent | None = None  # handshake: how the fixture peer's side ended
+
+
+class Partner(Protocol):
+    """The other end of a handshake request (the fixture peer), driven around each case."""
+
+    def before(self, request: Request) -> Request | Answer:
+        """Ready the peer; the request to send (with the address), or the case's answer when
+        it cannot be run."""
+
+    def listening(self, request: Request, address: str) -> None:
+        """The adapter listens at ``address``: have the peer connect."""
+
+    def after(self, request: Request, answer: Answer) -> Answer:
+        """The adapter answered (or failed): collect the peer's side of the case."""
 
 
 class _Process:
@@ -249,14 +264,25 @@ class _Run:
 def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DEFAULT_TIMEOUT,
         startup: float = DEFAULT_STARTUP, stderr_path: Path | None = None,
         cwd: Path | None = None,
-        progress: Callable[[Answer], None] | None = None) -> list[Answer]:
-    """Send every request to one adapter process (restarted after a hang or crash)."""
+        progress: Callable[[Answer], None] | None = None,
+        partner: Partner | None = None) -> list[Answer]:
+    """Send every request to one adapter process (restarted after a hang or crash); with a
+    ``partner``, each request is a handshake with it."""
     stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
     answers: list[Answer] = []
     state = _Run(argv, timeout, startup, stderr, cwd)
     try:
         for index, request in enumerate(requests):
-            answer = _one(state, request, requests[index - 1].id if index else None, answers)
+            previous = requests[index - 1].id if index else None
+            if partner is None or state.broken():
+                answer = _one(state, request, previous, answers)
+            else:
+                prepared = partner.before(request)
+                if isinstance(prepared, Answer):
+                    answer = prepared
+                else:
+                    answer = partner.after(prepared, _one(state, prepared, previous, answers,
+                                                          partner))
             answers.append(answer)
             if progress is not None:
                 progress(answer)
@@ -268,7 +294,8 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
     return answers
 
 
-def _one(state: _Run, request: Request, previous: str | None, answers: list[Answer]) -> Answer:
+def _one(state: _Run, request: Request, previous: str | None, answers: list[Answer],
+         partner: Partner | None = None) -> Answer:
     if state.broken():
         return Answer(request.id, None, None,
                       f"not sent: the adapter answered nothing in {state.dead_starts} starts",
@@ -304,6 +331,9 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
             return Answer(request.id, None, None,
                           f"answer longer than {MAX_REPLY} bytes", "error", elapsed)
         assert isinstance(raw, bytes)
+        if partner is not None and (address := _listening(request.id, raw)) is not None:
+            partner.listening(request, address)  # not the answer yet: go on waiting
+            continue
         if proc.answered == 0 and state.starts == 1 and state.warmup is None:
             state.warmup = elapsed
         proc.answered += 1
@@ -319,6 +349,17 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
         if not in_step:  # answers no longer match requests: start afresh
             state.drop("error")
         return answer
+
+
+def _listening(case: str, raw: bytes) -> str | None:
+    """The address of a ``listening`` line for ``case``; None for any other line."""
+    if b'"listening"' not in raw:
+        return None
+    try:
+        line = Listening.model_validate_json(raw)
+    except (ValueError, ValidationError, RecursionError):
+        return None
+    return line.listening if line.id == case and is_unicode(line.listening) else None
 
 
 def _parse(case: str, raw: bytes, elapsed: float) -> tuple[Answer, bool, str | None]:

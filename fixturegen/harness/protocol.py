@@ -4,9 +4,12 @@ request (``Request``) names a case and carries the presented certificates as bas
 ``certificate_verify`` (check a TLS 1.3 CertificateVerify signature made with the certificate's
 key) or ``generate`` (make a certificate with the library's own generator, for a fresh host key
 of ``host_key_type``, and reply with its chain, its key and the PeerId it stands for: the
-interop stage verifies it with every implementation). The adapter answers each request with one
-``Reply`` with the same ``id``, in order. The JSON Schemas of both directions are generated from
-these models and shipped in ``fixturegen/schemas/``.
+interop stage verifies it with every implementation) or ``handshake`` (run the library's real
+secure-channel upgrade against fixturegen's fixture peer: ``direction`` ``dial`` connects to
+``address`` expecting ``expect_peer_id``; ``listen`` listens on 127.0.0.1, first writes one line
+``{"id": ..., "listening": "HOST:PORT"}``, and reports the PeerId of the peer that connected).
+The adapter answers each request with one ``Reply`` with the same ``id``, in order. The JSON
+Schemas of both directions are generated from these models and shipped in ``fixturegen/schemas/``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(description="The case id (the manifest's fixture id, or a transcript id)")
-    kind: Literal["certificate", "certificate_verify", "generate"] = "certificate"
+    kind: Literal["certificate", "certificate_verify", "generate", "handshake"] = "certificate"
     certificates: list[str] = Field(
         default_factory=list,
         description="The presented chain, leaf first, each certificate base64 DER (empty for "
@@ -47,6 +50,16 @@ class Request(BaseModel):
         default=None, description="certificate_verify: the signature, base64")
     host_key_type: HostKeyType | None = Field(
         default=None, description="generate: the type of the fresh host key (libp2p KeyType)")
+    transport: Literal["tcp", "quic"] | None = Field(
+        default=None, description="handshake: TCP (multistream-select, /tls/1.0.0, TLS 1.3) or "
+        "QUIC v1")
+    direction: Literal["dial", "listen"] | None = Field(
+        default=None, description="handshake: the implementation dials the fixture peer, or "
+        "listens for it")
+    address: str | None = Field(
+        default=None, description="handshake, dial: the fixture peer's HOST:PORT")
+    timeout_ms: int | None = Field(
+        default=None, description="handshake: give up (and reject) after this long")
 
 
 class Reply(BaseModel):
@@ -64,6 +77,36 @@ class Reply(BaseModel):
     certificate_key: str | None = Field(
         default=None, description="generate: the certificate's private key, PKCS#8 PEM, when the "
         "library exposes it")
+
+
+class Listening(BaseModel):
+    """The line a ``listen`` handshake writes before its reply: where to connect."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    listening: str = Field(description="HOST:PORT on 127.0.0.1")
+
+
+class PeerEvent(BaseModel):
+    """What the fixture peer (``adapters/fixture-peer``) writes: ``listening`` (it accepts one
+    connection at ``address``), ``ready`` (it waits for the address to dial), ``done``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    event: Literal["listening", "ready", "done"]
+    address: str | None = None
+    outcome: Literal["complete", "failed", "not_offered", "cannot_present"] | None = Field(
+        default=None, description="done: its TLS handshake finished; failed; the implementation "
+        "offered no scheme the case sends; the peer cannot present the case at all")
+    error: str | None = None
+    offered: list[int] | None = Field(
+        default=None, description="The signature_algorithms the implementation offered")
+    sent: int | None = Field(default=None,
+                             description="The scheme the peer's CertificateVerify carried")
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 def request_schema() -> dict[str, object]:

@@ -7,10 +7,12 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from xml.sax.saxutils import quoteattr
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from fixturegen.certs.schemes import SCHEMES
 from fixturegen.harness.compare import DIVERGENCES, OUTCOMES
 from fixturegen.harness.results import (
     CaseResult,
@@ -38,7 +40,7 @@ def findings(impl: Implementation, catalogue: dict[str, CatalogueEntry]) -> list
 def summary_rows(results: ResultsFile) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for impl in results.implementations:
-        row: dict[str, object] = {"name": impl.name, "version": impl.version,
+        row: dict[str, object] = {"name": impl.label, "version": impl.version,
                                   "cases": len(impl.cases), "seconds": impl.seconds}
         row.update({o: impl.counts.get(o, 0) for o in OUTCOMES})
         row["new"] = sum(1 for c in impl.cases if c.outcome in DIVERGENCES and not c.known)
@@ -58,7 +60,8 @@ def interop_matrix(results: ResultsFile) -> tuple[list[str], list[InteropRow]]:
     made = results.peer_made
     if made is None:
         return [], []
-    columns = ["reference", *[impl.name for impl in results.implementations]]
+    columns = ["reference", *[impl.name for impl in results.implementations
+                             if impl.mode == "api"]]
     makers = list(dict.fromkeys(a.maker for a in made.attempts))
     rows: list[InteropRow] = []
     for maker in makers:
@@ -120,6 +123,93 @@ def _interop_markdown(results: ResultsFile) -> list[str]:
     return lines
 
 
+PROOFS = ("valid", "certificate", "extension", "transcript")
+
+
+def proof_set_table(results: ResultsFile) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Per handshake entry and proof-set key: whether all-valid passes and each proof,
+    corrupted alone, fails the handshake. Cells: ``ok`` (as required), the outcome otherwise."""
+    keys = list(dict.fromkeys(e.id.split(".")[1] for e in results.catalogue
+                              if e.kind == "proof_set"))
+    columns = [f"{key} {proof}" for key in keys for proof in PROOFS]
+    rows: list[tuple[str, list[str]]] = []
+    for impl in results.implementations:
+        if impl.mode != "handshake":
+            continue
+        side = "server" if impl.direction == "dial" else "client"
+        got = {c.id: c for c in impl.cases}
+        cells: list[str] = []
+        for key in keys:
+            for proof in PROOFS:
+                case = got.get(f"ps.{key}.{side}.{proof}")
+                cells.append("-" if case is None else "ok" if case.outcome == "agree"
+                             else case.outcome)
+        rows.append((impl.label, cells))
+    return columns, rows
+
+
+def mode_differences(results: ResultsFile) -> list[tuple[str, str, str, str, str]]:
+    """(handshake entry, case, API outcome, handshake outcome, what the handshake said) where
+    a library's handshake verdict differs from its API verdict on the same case."""
+    api = {i.name: {c.id: c for c in i.cases} for i in results.implementations
+           if i.mode == "api"}
+    out: list[tuple[str, str, str, str, str]] = []
+    for impl in results.implementations:
+        if impl.mode != "handshake" or impl.name not in api:
+            continue
+        for case in impl.cases:
+            before = api[impl.name].get(case.id)
+            if before is None or "skip" in (before.outcome, case.outcome):
+                continue
+            if before.verdict != case.verdict:
+                said = case.error or (case.peer.error if case.peer else None) or "no error"
+                out.append((impl.label, case.id, before.outcome, case.outcome, said))
+    return out
+
+
+def handshake_profile(results: ResultsFile) -> list[tuple[str, str, int, float, float]]:
+    """(entry, scheme, handshakes, median wall ms on the implementation's side, median fixture
+    peer CPU ms), over the handshakes of a run that completed on both sides."""
+    names = {s.code_point: name for name, s in SCHEMES.items()}
+    out: list[tuple[str, str, int, float, float]] = []
+    for impl in results.implementations:
+        by_scheme: dict[int, list[CaseResult]] = {}
+        for c in impl.cases:
+            if c.peer is not None and c.peer.scheme is not None and c.verdict == "accept":
+                by_scheme.setdefault(c.peer.scheme, []).append(c)
+        for scheme, done in sorted(by_scheme.items()):
+            out.append((impl.label, names.get(scheme, f"0x{scheme:04x}"), len(done),
+                        1000 * median(c.seconds for c in done),
+                        1000 * median(c.peer.cpu_seconds for c in done if c.peer)))
+    return out
+
+
+def _handshake_markdown(results: ResultsFile) -> list[str]:
+    columns, rows = proof_set_table(results)
+    if not rows:
+        return []
+    lines = ["", "## Handshakes: three proofs, each corrupted alone", "",
+             "Each cell: the handshake with the fixture peer's certificate, extension or "
+             "CertificateVerify corrupted alone (`valid`: none) ended as the spec requires "
+             "(`ok`), or the outcome it got instead.", "",
+             "| entry | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    diffs = mode_differences(results)
+    lines += ["", "## Handshake verdicts that differ from the same library's API verdict", ""]
+    lines += [f"- {label} `{case}`: API {a}, handshake **{h}**: {said!r}"
+              for label, case, a, h, said in diffs] or ["None."]
+    profile = handshake_profile(results)
+    lines += ["", "## Handshake profile", "",
+              "Medians over this run's accepted handshakes: wall time from request to the "
+              "implementation's answer (its process included), and the fixture peer's own "
+              "CPU for its TLS handshake.", "",
+              "| entry | scheme | handshakes | median wall ms | median peer CPU ms |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {label} | {scheme} | {n} | {wall:.2f} | {cpu:.3f} |"
+              for label, scheme, n, wall, cpu in profile]
+    return lines
+
+
 def markdown(results: ResultsFile) -> str:
     head = ("| implementation | version | cases | agree | acceptable | false accept "
             "| false reject | skip | hang | crash | error | seconds |")
@@ -134,7 +224,7 @@ def markdown(results: ResultsFile) -> str:
     catalogue = {c.id: c for c in results.catalogue}
     for impl in results.implementations:
         found = findings(impl, catalogue)
-        lines += ["", f"## {impl.name} {impl.version}: {len(found)} divergences", ""]
+        lines += ["", f"## {impl.label} {impl.version}: {len(found)} divergences", ""]
         for case in found:
             entry = catalogue[case.id]
             known = " (known)" if case.known else ""
@@ -142,6 +232,7 @@ def markdown(results: ResultsFile) -> str:
             lines.append(f"- **{case.outcome}**{known} `{case.id}` "
                          f"[{entry.importance or '-'}]: {entry.rule}. "
                          f"Implementation said: {said!r}. File: `{entry.path}`")
+    lines += _handshake_markdown(results)
     lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"
 
@@ -153,14 +244,14 @@ def junit(results: ResultsFile) -> str:
         failures = sum(1 for c in impl.cases if c.outcome in DIVERGENCES and not c.known)
         skipped = sum(1 for c in impl.cases if c.outcome == "skip" or (
             c.outcome in DIVERGENCES and c.known))
-        out.append(f"  <testsuite name={quoteattr(impl.name)} tests=\"{len(impl.cases)}\" "
+        out.append(f"  <testsuite name={quoteattr(impl.label)} tests=\"{len(impl.cases)}\" "
                    f"failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" "
                    f"time=\"{impl.seconds:.3f}\">")
         out.append(f"    <properties><property name=\"version\" value={quoteattr(impl.version)}"
                    "/></properties>")
         for case in impl.cases:
             entry = catalogue[case.id]
-            out.append(f"    <testcase classname={quoteattr(impl.name)} name={quoteattr(case.id)} "
+            out.append(f"    <testcase classname={quoteattr(impl.label)} name={quoteattr(case.id)} "
                        f"time=\"{case.seconds:.4f}\">")
             detail = (f"expected {entry.expected}; verdict {case.verdict}; "
                       f"error {case.error!r}; rule: {entry.rule}; file: {entry.path}")
@@ -182,16 +273,18 @@ def html(results: ResultsFile) -> str:
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
                       lstrip_blocks=True)
     catalogue = {c.id: c for c in results.catalogue}
-    by_impl = {impl.name: {c.id: c for c in impl.cases} for impl in results.implementations}
+    by_impl = {impl.label: {c.id: c for c in impl.cases} for impl in results.implementations}
     return env.get_template("conformance.html.j2").render(
         r=results, rows=summary_rows(results), catalogue=catalogue, by_impl=by_impl,
-        findings={impl.name: findings(impl, catalogue) for impl in results.implementations},
+        findings={impl.label: findings(impl, catalogue) for impl in results.implementations},
         divergences=DIVERGENCES, anchor=anchor, interop=interop_matrix(results),
+        proof_sets=proof_set_table(results), mode_differences=mode_differences(results),
+        profile=handshake_profile(results),
         interop_findings=interop_findings(results))
 
 
 def anchor(impl: str, case: str) -> str:
-    return f"f-{impl}-{case}".replace(".", "-")
+    return f"f-{impl}-{case}".replace(".", "-").replace("@", "-")
 
 
 REPORT_FILES = ("results.json", "junit.xml", "summary.md", "index.html", "known-divergences.txt")

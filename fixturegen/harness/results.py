@@ -18,11 +18,25 @@ from fixturegen.model.manifest import json_schema
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: mode, transport and direction per implementation entry; peer
+
+
+Mode = Literal["api", "handshake"]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PeerSide(_Model):
+    """The fixture peer's view of one handshake."""
+
+    outcome: Literal["complete", "failed", "not_offered", "cannot_present"]
+    error: str | None = Field(description="What its TLS stack said (an alert the "
+                              "implementation sent, a timeout)")
+    scheme: int | None = Field(description="The code point its CertificateVerify carried")
+    seconds: float = Field(description="Wall time of its TLS handshake")
+    cpu_seconds: float = Field(description="Its own CPU time for the TLS handshake")
 
 
 class CaseResult(_Model):
@@ -36,10 +50,19 @@ class CaseResult(_Model):
     outcome: Outcome
     known: bool = Field(default=False, description="Listed in the --known file")
     seconds: float = Field(description="Time from request to answer")
+    peer: PeerSide | None = Field(
+        default=None, description="handshake mode: how the fixture peer's side ended")
 
 
 class Implementation(_Model):
     name: str
+    mode: Mode = Field(default="api", description="api: the library's certificate check on "
+                       "DER bytes; handshake: a real handshake with the fixture peer")
+    transport: Literal["tcp", "quic"] | None = Field(default=None,
+                                                     description="handshake: the transport")
+    direction: Literal["dial", "listen"] | None = Field(
+        default=None, description="handshake: the implementation dialled the fixture peer, or "
+        "listened for it")
     package: str
     version: str
     verifier: str = Field(description="The library entry point the adapter calls")
@@ -48,10 +71,16 @@ class Implementation(_Model):
     counts: dict[str, int]
     cases: list[CaseResult]
 
+    @property
+    def label(self) -> str:
+        """The entry's name in reports and known lists: ``NAME``, or ``NAME@TRANSPORT-DIRECTION``
+        for a handshake entry."""
+        return self.name if self.mode == "api" else f"{self.name}@{self.transport}-{self.direction}"
+
 
 class CatalogueEntry(_Model):
     id: str
-    kind: Literal["certificate", "certificate_verify"]
+    kind: Literal["certificate", "certificate_verify", "proof_set"]
     expected: Literal["valid", "invalid", "acceptable"]
     expected_error: str | None
     expected_peer_id: str | None
@@ -135,10 +164,10 @@ def load_results(path: Path) -> ResultsFile:
         raise ResultsError(f"{name} is not a results file: a case id twice in its catalogue")
     names: set[str] = set()
     for impl in results.implementations:
-        if impl.name in names:
+        if impl.label in names:
             raise ResultsError(printable(f"{name} is not a results file: implementation "
-                                         f"{impl.name!r} twice"))
-        names.add(impl.name)
+                                         f"{impl.label!r} twice"))
+        names.add(impl.label)
         for case in impl.cases:
             if case.id not in described:
                 raise ResultsError(printable(
@@ -186,7 +215,7 @@ def known_text(results: ResultsFile) -> str:
 
     lines = ["# Accepted divergences: IMPLEMENTATION CASE-ID OUTCOME (fixturegen harness run)"]
     for impl in results.implementations:
-        lines += [f"{impl.name} {case.id} {case.outcome}" for case in impl.cases
+        lines += [f"{impl.label} {case.id} {case.outcome}" for case in impl.cases
                   if case.outcome in DIVERGENCES]
     return "\n".join(lines) + "\n"
 
@@ -194,8 +223,8 @@ def known_text(results: ResultsFile) -> str:
 def diff(old: ResultsFile, new: ResultsFile) -> list[str]:
     """What changed between two runs, one line per (implementation, case)."""
     lines: list[str] = []
-    before = {i.name: i for i in old.implementations}
-    after = {i.name: i for i in new.implementations}
+    before = {i.label: i for i in old.implementations}
+    after = {i.label: i for i in new.implementations}
     for name in sorted(before.keys() | after.keys()):
         if name not in after:
             lines.append(f"- {name}: not in the new run")

@@ -1,0 +1,3 @@
+module fixturegen/peer
+
+go 1.26.0

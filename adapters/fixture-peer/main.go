@@ -1,0 +1,72 @@
+// Command fixture-peer (built by adapters/build fixture-peer) is the harness's side of a real libp2p secure-channel handshake.
+//
+// It reads one JSON request per line on stdin and answers with JSON events on stdout, one per
+// line: "listening" (role server: the address it accepts one connection on), then "done" (the
+// handshake's end as this side saw it). Over TCP it speaks multistream-select
+// (/multistream/1.0.0, then /tls/1.0.0; read byte by byte, since a lazy dialer sends its
+// ClientHello right behind its proposal), then TLS 1.3 with ALPN "libp2p", presenting the
+// fixture's chain as raw bytes, never parsed, and signing its CertificateVerify with the
+// fixture's key, or with one fault (see signer.go). It never judges the other side: it accepts
+// any certificate, so the verdict is the implementation's.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+type request struct {
+	ID           string   `json:"id"`
+	Transport    string   `json:"transport"` // tcp
+	Role         string   `json:"role"`      // server (the implementation dials) | client
+	Address      string   `json:"address"`   // role client: where the implementation listens
+	Certificates []string `json:"certificates"`
+	Key          string   `json:"key"`    // PKCS#8 PEM of the leaf's key
+	Scheme       *uint16  `json:"scheme"` // the CertificateVerify scheme to send; null: any that fits
+	Fault        string   `json:"fault"`  // "" or one of faults (signer.go)
+	TimeoutMS    int      `json:"timeout_ms"`
+}
+
+type event struct {
+	ID      string   `json:"id"`
+	Event   string   `json:"event"` // listening | done
+	Address string   `json:"address,omitempty"`
+	Outcome string   `json:"outcome,omitempty"` // done: complete | failed | not_offered | cannot_present
+	Error   *string  `json:"error"`
+	Offered []uint16 `json:"offered,omitempty"` // the signature_algorithms the other side offered
+	Sent    *uint16  `json:"sent,omitempty"`    // the scheme this side's CertificateVerify carried
+	// Wall and CPU time of this side's TLS handshake (multistream excluded).
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	stdinLines = in
+	out := json.NewEncoder(os.Stdout)
+	emit := func(e event) {
+		if err := out.Encode(e); err != nil {
+			os.Exit(1)
+		}
+	}
+	for in.Scan() {
+		line := in.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		var req request
+		if err := json.Unmarshal(line, &req); err != nil {
+			msg := "fixture-peer: unreadable request: " + err.Error()
+			emit(event{Event: "done", Outcome: "cannot_present", Error: &msg})
+			continue
+		}
+		emit(handshake(req, emit))
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "fixture-peer:", err)
+		os.Exit(1)
+	}
+}

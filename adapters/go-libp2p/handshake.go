@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	ic "github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	mss "github.com/multiformats/go-multistream"
+)
+
+// handshake runs go-libp2p's own secure-channel upgrade against the fixture peer, as its
+// upgrader does: the dialer picks /tls/1.0.0 with mss.SelectOneOf and calls SecureOutbound with
+// the PeerId it dialled; the listener negotiates with a MultistreamMuxer and calls
+// SecureInbound. A listen request first announces its address (one line with "listening").
+func handshake(priv ic.PrivKey, req request, announce func(any) error) reply {
+	if req.Transport != "tcp" {
+		return reply{ID: req.ID, Verdict: "skip", Error: text("adapter: transport " + req.Transport + " is not built into this adapter")}
+	}
+	transport, err := libp2ptls.New(libp2ptls.ID, priv, nil)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("libp2ptls.New: " + err.Error())}
+	}
+	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var conn net.Conn
+	if req.Direction == "listen" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: listen: " + err.Error())}
+		}
+		defer ln.Close()
+		if err := announce(map[string]string{"id": req.ID, "listening": ln.Addr().String()}); err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: " + err.Error())}
+		}
+		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(timeout))
+		conn, err = ln.Accept()
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: nobody connected: " + err.Error())}
+		}
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "tcp", req.Address)
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: dial: " + err.Error())}
+		}
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	ids := []protocol.ID{libp2ptls.ID}
+	if req.Direction == "listen" {
+		muxer := mss.NewMultistreamMuxer[protocol.ID]()
+		muxer.AddHandler(libp2ptls.ID, nil)
+		if _, _, err := muxer.Negotiate(conn); err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text("multistream Negotiate: " + err.Error())}
+		}
+		sconn, err := transport.SecureInbound(ctx, conn, "")
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
+		}
+		defer sconn.Close()
+		return reply{ID: req.ID, Verdict: "accept", PeerID: text(sconn.RemotePeer().String())}
+	}
+	if _, err := mss.SelectOneOf(ids, conn); err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text("multistream SelectOneOf: " + err.Error())}
+	}
+	remote, err := expected(req)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
+	}
+	sconn, err := transport.SecureOutbound(ctx, conn, remote)
+	if err != nil {
+		return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
+	}
+	defer sconn.Close()
+	return reply{ID: req.ID, Verdict: "accept", PeerID: text(sconn.RemotePeer().String())}
+}
+
+// announcer writes one interim line before the reply.
+func announcer(w io.Writer, flush func() error) func(any) error {
+	return func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
+		return flush()
+	}
+}

@@ -1,0 +1,237 @@
+"""Handshake mode: every case as a real libp2p secure-channel handshake with the fixture peer.
+
+The fixture peer (``adapters/fixture-peer``, Go's crypto/tls) presents the case's chain as raw
+bytes and signs its CertificateVerify with the case's key, honestly or with the vector's one
+fault; the implementation's adapter runs its library's own upgrade against it, over TCP
+(multistream-select, ``/tls/1.0.0``, TLS 1.3 with ALPN ``libp2p``). ``dial``: the
+implementation dials and the peer is the TLS server (a server CertificateVerify); ``listen``:
+the implementation listens and the peer is the TLS client. The verdict is the implementation's.
+
+Which cases a direction carries:
+
+- every certificate fixture whose key the corpus holds (in ``listen``, not the ones that need
+  a dialled PeerId: a listener expects none);
+- every CertificateVerify vector of the direction's context, its fault reproduced on the live
+  transcript (scheme, context, transcript, key, length); those the peer's TLS stack cannot send
+  (a PKCS#1 v1.5 CertificateVerify, an Ed448 key) are ``skip`` with the reason;
+- every three-proof set of that side: all valid, then the certificate, the extension or the
+  transcript proof corrupted alone (each must fail the handshake).
+
+A case the implementation cannot take because it offers no scheme the case sends (say,
+P-521) is ``skip`` with what it offered: the handshake failed before any certificate was sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from fixturegen.harness import driver
+from fixturegen.harness.protocol import PeerEvent, Request
+from fixturegen.harness.requests import (
+    CorpusError,
+    Expectation,
+    HarnessCase,
+    _read_json,
+    load_corpus,
+)
+
+Direction = Literal["dial", "listen"]
+Transport = Literal["tcp", "quic"]
+DIRECTIONS: tuple[Direction, ...] = ("dial", "listen")
+#: Whose CertificateVerify the fixture peer sends in each direction.
+CONTEXT: dict[Direction, str] = {"dial": "server", "listen": "client"}
+#: The faults of the corpus's invalid CertificateVerify vectors the peer reproduces live.
+FAULTS = frozenset({"signature-corrupted", "wrong-context", "transcript-hash-changed",
+                    "other-key", "wrong-length", "scheme-mismatch"})
+PROOF_SET_RULE = ("tls.md: the certificate's self-signature, the extension's signature and the "
+                  "CertificateVerify each prove the key; a handshake with any one corrupted "
+                  "fails")
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """What the fixture peer presents: the chain, the key it signs with, the scheme it must
+    announce (None: any that fits the key) and the fault of its CertificateVerify."""
+
+    certificates: tuple[str, ...]
+    key: str | None
+    scheme: int | None
+    fault: str
+
+
+@dataclass(frozen=True)
+class HandshakeCase:
+    case: HarnessCase  # its request is the adapter's handshake request
+    presentation: Presentation
+    skip: str | None  # why this direction cannot carry the case
+    proof_set: bool = False  # a three-proof set: a case only handshakes have
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+
+def _fault(vector_id: str, context: str) -> str:
+    tail = vector_id.rsplit(".", 1)[-1]
+    if vector_id.startswith("cv-invalid.") and tail in FAULTS:
+        return tail
+    return ""  # an honest CertificateVerify (for some, by the key of a bad certificate)
+
+
+def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
+                    timeout: float) -> list[HandshakeCase]:
+    """The cases one direction carries, in corpus order, proof sets last."""
+    _, cases = load_corpus(corpus)
+    fixtures = {c.id: c for c in cases if c.request.kind == "certificate"}
+    keys = {c.request.certificates[0]: c.request.certificate_key for c in fixtures.values()
+            if c.request.certificates and c.request.certificate_key}
+    context = CONTEXT[direction]
+    ms = int(timeout * 1000)
+
+    def request(case_id: str, expect: str | None) -> Request:
+        return Request(id=case_id, kind="handshake", transport=transport, direction=direction,
+                       expect_peer_id=expect if direction == "dial" else None, timeout_ms=ms)
+
+    out: list[HandshakeCase] = []
+    for case in cases:
+        req = case.request
+        if req.kind == "certificate":
+            skip = None
+            if req.certificate_key is None:
+                skip = "the corpus holds no key for this certificate: the peer cannot sign"
+            elif direction == "listen" and req.expect_peer_id is not None:
+                skip = "the case needs a dialled PeerId; a listener expects none"
+            out.append(HandshakeCase(replace(case, request=request(case.id, req.expect_peer_id)),
+                                     Presentation(tuple(req.certificates), req.certificate_key,
+                                                  None, ""), skip))
+        elif req.kind == "certificate_verify" and req.context == context:
+            out.append(_vector_case(case, request(case.id, None), keys))
+    vectors = _read_json(corpus / "transcripts.json", "transcripts", "transcripts file") if (
+        corpus / "transcripts.json").exists() else {"proof_sets": []}
+    try:
+        for ps in vectors["proof_sets"]:
+            if ps["sender"] != context:
+                continue
+            cert = fixtures[ps["certificate"]]
+            exp = ps["expected"]
+            corrupted = ps["corrupted"]
+            harness_case = HarnessCase(
+                request(ps["id"], None), Expectation(exp["result"], None, exp.get("error")),
+                PROOF_SET_RULE,
+                f"Three proofs by the {ps['sender']}: "
+                + (f"the {corrupted} proof corrupted alone." if corrupted else "all valid."),
+                "critical" if corrupted else None, cert.path)
+            out.append(HandshakeCase(harness_case, Presentation(
+                tuple(cert.request.certificates), cert.request.certificate_key, None,
+                "signature-corrupted" if corrupted == "transcript" else ""), None, True))
+    except (KeyError, TypeError) as exc:
+        raise CorpusError(f"{corpus / 'transcripts.json'} is not a transcripts file: {exc}"
+                          ) from exc
+    return out
+
+
+def _vector_case(case: HarnessCase, request: Request, keys: dict[str, str]) -> HandshakeCase:
+    certificate = case.request.certificates
+    key = keys.get(certificate[0]) if certificate else None  # the vector's leaf is a fixture's
+    skip = None if key else "the corpus holds no key for this certificate: the peer cannot sign"
+    return HandshakeCase(replace(case, request=request), Presentation(
+        tuple(certificate), key, case.request.signature_scheme,
+        _fault(case.id, case.request.context or "")), skip)
+
+
+class PeerError(Exception):
+    """The fixture peer cannot be started (not built)."""
+
+
+class FixturePeer:
+    """The fixture peer process, as the driver's partner: one peer request per case."""
+
+    def __init__(self, argv: Sequence[str], cases: Sequence[HandshakeCase],
+                 transport: Transport, direction: Direction, timeout: float) -> None:
+        self.argv = list(argv)
+        self.cases = {c.id: c for c in cases}
+        self.transport, self.direction, self.timeout = transport, direction, timeout
+        self.proc: driver._Process | None = None
+        self.address_sent = False
+
+    def _start(self) -> driver._Process:
+        if self.proc is None:
+            try:
+                self.proc = driver._Process(self.argv, None, None)
+            except driver.AdapterStartError as exc:
+                raise PeerError(f"the fixture peer: {exc}") from exc
+        return self.proc
+
+    def _send(self, message: dict[str, object]) -> bool:
+        return self._start().send((json.dumps(message) + "\n").encode())
+
+    def _event(self, case: str, limit: float) -> PeerEvent | None:
+        """The peer's next event for ``case``, or None (the peer is then restarted)."""
+        proc = self._start()
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                raw = proc.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if not isinstance(raw, bytes):
+                break  # it exited
+            with contextlib.suppress(ValueError, ValidationError):
+                event = PeerEvent.model_validate_json(raw)
+                if event.id == case:
+                    return event
+        self.close()
+        return None
+
+    def before(self, request: Request) -> Request | driver.Answer:
+        hc = self.cases[request.id]
+        if hc.skip is not None:
+            return driver.Answer(request.id, "skip", None, hc.skip, None, 0.0)
+        p = hc.presentation
+        self.address_sent = False
+        sent = self._send({
+            "id": request.id, "transport": self.transport,
+            "role": "server" if self.direction == "dial" else "client",
+            "certificates": list(p.certificates), "key": p.key, "scheme": p.scheme,
+            "fault": p.fault, "timeout_ms": int(self.timeout * 1000)})
+        event = self._event(request.id, 10.0) if sent else None
+        if event is None:
+            return driver.Answer(request.id, None, None, "the fixture peer did not answer",
+                                 "error", 0.0)
+        if event.event == "done":
+            return driver.Answer(request.id, "skip", None,
+                                 f"the fixture peer cannot present this case: {event.error}",
+                                 None, 0.0, peer=event)
+        if self.direction == "dial":
+            return request.model_copy(update={"address": event.address})
+        return request
+
+    def listening(self, request: Request, address: str) -> None:
+        self.address_sent = True
+        self._send({"id": request.id, "address": address})
+
+    def after(self, request: Request, answer: driver.Answer) -> driver.Answer:
+        if self.direction == "listen" and not self.address_sent:
+            self._send({"id": request.id, "address": ""})  # the peer gives up at once
+        event = self._event(request.id, self.timeout + 5.0)
+        if event is None:
+            return answer
+        if event.outcome == "not_offered":
+            said = f"; the implementation said: {answer.error}" if answer.error else ""
+            return replace(answer, verdict="skip", failure=None, peer_id=None,
+                           error=f"{event.error}{said}", peer=event)
+        return replace(answer, peer=event)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.close()
+            self.proc = None

@@ -1,0 +1,117 @@
+"""Handshake mode end to end: go-libp2p's real secure-channel upgrade against the fixture peer,
+in both directions, over TCP. The adapter and the peer are built from the Go module proxy by
+adapters/build when missing (the Go toolchain is part of this project's machines)."""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixturegen.harness.adapters import BY_NAME, PEER
+from fixturegen.harness.handshake import FAULTS, HandshakeCase, handshake_cases
+from fixturegen.harness.session import Target, run_handshake
+
+ROOT = Path(__file__).resolve().parents[1]
+ADAPTERS = ROOT / "adapters"
+GO = BY_NAME["go-libp2p"]
+
+
+@pytest.fixture(scope="module")
+def built() -> Target:
+    if shutil.which("go") is None:
+        pytest.skip("no Go toolchain on this machine")
+    with open(ADAPTERS / ".build.lock", "w") as lock:  # pytest -n 2: one build at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not GO.built(ADAPTERS) or not (ADAPTERS / PEER).is_file():
+            subprocess.run([str(ADAPTERS / "build"), "fixture-peer", "go-libp2p"], check=True,
+                           timeout=900)
+    return Target(GO.name, GO.package, GO.version, GO.verifier, tuple(GO.argv(ADAPTERS)),
+                  GO.handshake, GO.transports)
+
+
+def pick(cases: list[HandshakeCase], ids: list[str]) -> list[HandshakeCase]:
+    by_id = {c.id: c for c in cases}
+    return [by_id[i] for i in ids]
+
+
+def test_each_direction_carries_its_side_of_the_corpus(corpus: Path,
+                                                       manifest: dict[str, object]) -> None:
+    fixtures = manifest["fixtures"]
+    assert isinstance(fixtures, list)
+    for direction, context in (("dial", "server"), ("listen", "client")):
+        cases = handshake_cases(corpus, "tcp", direction, 5.0)
+        ids = [c.id for c in cases]
+        assert len(ids) == len(set(ids))
+        assert {f["id"] for f in fixtures} <= set(ids)
+        vectors = [c for c in cases if c.id.startswith(("cv.", "cv-invalid.", "ps."))
+                   and not c.proof_set]
+        assert vectors and all(c.id.endswith("." + context) or f".{context}." in c.id
+                               for c in vectors)
+        proof_sets = [c for c in cases if c.proof_set]
+        assert len(proof_sets) == 16 and all(f".{context}." in c.id for c in proof_sets)
+        faults = {c.presentation.fault for c in cases if c.id.startswith("cv-invalid.")}
+        assert faults == FAULTS | {""}  # "": the PKCS#1 vectors, an honest signature
+        # Only a dialler expects a PeerId: the mismatch case is skipped when listening.
+        mismatch = next(c for c in cases if c.id == "invalid.peer-id-mismatch")
+        assert (mismatch.skip is None) == (direction == "dial")
+        assert all(c.case.request.kind == "handshake" and c.case.request.direction == direction
+                   for c in cases)
+
+
+@pytest.mark.parametrize("direction", ["dial", "listen"])
+def test_real_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: str,
+                                        tmp_path: Path) -> None:
+    side = "server" if direction == "dial" else "client"
+    ids = ["matrix.ecdsa_secp256r1_sha256.ed25519.fixed",
+           "invalid.extension-signature-corrupted.ed25519",
+           f"ps.p256.{side}.transcript", f"ps.p256.{side}.valid",
+           f"cv-invalid.p256.{side}.wrong-context", f"cv-invalid.p256.{side}.scheme-mismatch",
+           f"cv-invalid.rsa-pss.{side}.pkcs1", "matrix.ed448.ed25519.fixed"]
+    cases = pick(handshake_cases(corpus, "tcp", direction, 10.0), ids)  # type: ignore[arg-type]
+    entry = run_handshake(built, [str(ADAPTERS / PEER)], cases, "tcp",
+                          direction, timeout=20.0, startup=60.0,  # type: ignore[arg-type]
+                          stderr_path=tmp_path / "stderr.log")
+    got = {c.id: c for c in entry.cases}
+    assert (entry.mode, entry.transport, entry.direction) == ("handshake", "tcp", direction)
+    valid = got[ids[0]]
+    expected_peer = cases[0].case.expected.peer_id
+    assert (valid.verdict, valid.outcome, valid.peer_id) == ("accept", "agree", expected_peer)
+    assert valid.peer is not None and valid.peer.outcome == "complete"
+    assert valid.peer.scheme == 0x0403 and valid.peer.cpu_seconds > 0
+    # The extension proof corrupted: go-libp2p's own check refuses it, inside the handshake.
+    assert (got[ids[1]].verdict, got[ids[1]].outcome) == ("reject", "agree")
+    assert got[ids[1]].peer is not None and "bad certificate" in (got[ids[1]].peer.error or "")
+    # The transcript proof corrupted alone: crypto/tls underneath go-libp2p refuses it.
+    transcript = got[ids[2]]
+    assert (transcript.verdict, transcript.outcome) == ("reject", "agree")
+    assert f"invalid signature by the {side} certificate" in (transcript.error or "")
+    assert got[ids[3]].outcome == "agree"
+    assert got[ids[4]].verdict == "reject"
+    mismatch = got[ids[5]]
+    assert mismatch.verdict == "reject" and mismatch.peer is not None
+    assert mismatch.peer.scheme == 0x0503  # announced P-384 for a P-256 key
+    # What the peer's TLS stack cannot send is a skip with the reason, the adapter unasked.
+    assert got[ids[6]].outcome == "skip" and "0x0401" in (got[ids[6]].error or "")
+    assert got[ids[7]].outcome == "skip" and "cannot sign" in (got[ids[7]].error or "")
+
+
+def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
+        built: Target, corpus: Path, tmp_path: Path) -> None:
+    mute = Target("mute", "custom", "0", "none",
+                  (sys.executable, str(ROOT / "tests/adapters/misbehave.py"),
+                   str(tmp_path / "starts"), "--mute"))
+    for direction in ("dial", "listen"):
+        cases = pick(handshake_cases(corpus, "tcp", direction, 1.0),  # type: ignore[arg-type]
+                     ["matrix.ecdsa_secp256r1_sha256.ed25519.fixed"])
+        entry = run_handshake(mute, [str(ADAPTERS / PEER)], cases, "tcp",
+                              direction, timeout=1.0, startup=2.0,  # type: ignore[arg-type]
+                              stderr_path=None)
+        assert [c.outcome for c in entry.cases] == ["hang"]
+        # The peer gave up on its own deadline and said so; nothing was left running.
+        peer = entry.cases[0].peer
+        assert peer is not None and peer.outcome == "failed"
