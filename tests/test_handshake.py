@@ -115,3 +115,55 @@ def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
         # The peer gave up on its own deadline and said so; nothing was left running.
         peer = entry.cases[0].peer
         assert peer is not None and peer.outcome == "failed"
+
+
+@pytest.mark.parametrize("direction", ["dial", "listen"])
+@pytest.mark.parametrize("name", ["rust-libp2p", "js-libp2p", "py-libp2p-tls"])
+def test_real_handshakes_with_every_other_tcp_adapter(corpus: Path, name: str, direction: str,
+                                                      tmp_path: Path) -> None:
+    """The same three proofs through each library's own upgrade (built by make adapters;
+    .ci/run builds them before make test)."""
+    adapter = BY_NAME[name]
+    if not adapter.built(ADAPTERS) or not (ADAPTERS / PEER).is_file():
+        pytest.skip(f"{name} or the fixture peer is not built: run 'make adapters'")
+    target = Target(adapter.name, adapter.package, adapter.version, adapter.verifier,
+                    tuple(adapter.argv(ADAPTERS)), adapter.handshake, adapter.transports)
+    side = "server" if direction == "dial" else "client"
+    ids = [f"ps.p256.{side}.valid", f"ps.p256.{side}.extension",
+           f"ps.p256.{side}.transcript", "matrix.ecdsa_secp521r1_sha512.ed25519.fixed"]
+    cases = pick(handshake_cases(corpus, "tcp", direction, 10.0), ids)  # type: ignore[arg-type]
+    entry = run_handshake(target, [str(ADAPTERS / PEER)], cases, "tcp",
+                          direction, timeout=20.0, startup=60.0,  # type: ignore[arg-type]
+                          stderr_path=tmp_path / "stderr.log")
+    got = {c.id: c for c in entry.cases}
+    valid = got[ids[0]]
+    assert valid.verdict == "accept" and valid.peer is not None
+    assert valid.peer.outcome == "complete" and valid.peer_id is not None
+    for corrupted in ids[1:3]:  # every one of them refuses these two, in a real handshake
+        assert got[corrupted].verdict == "reject" and got[corrupted].error
+    # P-521: accepted, or (rust-libp2p offers no P-521) a skip that names what was offered.
+    p521 = got[ids[3]]
+    assert p521.verdict == "accept" or (p521.outcome == "skip"
+                                        and "offered [0x" in (p521.error or ""))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_bad_mode_or_a_missing_peer_is_one_line_and_its_exit_code(corpus: Path,
+                                                                     tmp_path: Path) -> None:
+    bad = cli("harness", "run", "--impl", "go-libp2p", "--mode", "both", "--corpus",
+              str(corpus), "--out", str(tmp_path / "a"))
+    assert bad.returncode == 2 and "--mode 'both'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    # An adapters folder without the fixture peer: handshake mode cannot run (exit 3).
+    folder = tmp_path / "adapters"
+    folder.mkdir()
+    (folder / "build").write_text("#!/bin/sh\n")
+    missing = cli("harness", "run", "--adapters", str(folder), "--mode", "handshake",
+                  "--corpus", str(corpus), "--out", str(tmp_path / "b"), "--",
+                  sys.executable, str(ROOT / "adapters/reference/adapter.py"))
+    assert missing.returncode == 3 and "fixture peer is not built" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1 and not (tmp_path / "b").exists()

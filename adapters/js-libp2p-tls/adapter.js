@@ -6,11 +6,14 @@
 // its TLS encrypter calls in a handshake. That encrypter hands it only the leaf certificate
 // (node's socket.getPeerCertificate().raw), so a chain's extra certificates are not passed:
 // the adapter does what the library does with them. A generate request returns what
-// generateCertificate makes for a fresh host key.
+// generateCertificate makes for a fresh host key. A handshake request runs the real upgrade
+// over TCP (handshake.js).
+import './polyfill.js'
 import { createInterface } from 'node:readline'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { generateCertificate, verifyPeerCertificate } from '@libp2p/tls/utils'
+import { handshake } from './handshake.js'
 
 // fixturegen's host key types, as @libp2p/crypto's generateKeyPair names them.
 const KEY_TYPES = { ed25519: ['Ed25519'], secp256k1: ['secp256k1'], ecdsa: ['ECDSA', 'P-256'], rsa: ['RSA', 2048] }
@@ -57,6 +60,7 @@ function errorText (err) {
 
 async function check (req) {
   if (req.kind === 'generate') return await generate(req)
+  if (req.kind === 'handshake') return await handshake(req, errorText)
   if (req.kind != null && req.kind !== 'certificate') {
     return { id: req.id, verdict: 'skip', peer_id: null, error: '@libp2p/tls has no exported API that checks a CertificateVerify (node:tls does it inside the handshake)' }
   }

@@ -18,7 +18,8 @@ A ``generate`` request makes a certificate for a fresh host key with the mode's 
 
 One JSON request per line on stdin, one JSON result per line on stdout; the protocol is in
 fixturegen's README. Neither verifier checks a TLS CertificateVerify, so those requests are
-answered ``skip``.
+answered ``skip``. In ``tls`` mode a ``handshake`` request runs the real TCP upgrade
+(``handshake.py``); the QUIC handshake is not built yet.
 """
 
 from __future__ import annotations
@@ -146,6 +147,12 @@ def answer(verify: Callable[[bytes, ID | None], ID], request: dict[str, Any],
     return {"id": case, "verdict": "accept", "peer_id": peer_id.to_base58(), "error": None}
 
 
+def announce(line: dict[str, str]) -> None:
+    """A handshake's line before its reply (where it listens)."""
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
 def main() -> int:
     modes = {"tls": tls_verifier, "quic": quic_verifier}
     if len(sys.argv) != 2 or sys.argv[1] not in modes:
@@ -153,13 +160,25 @@ def main() -> int:
         return 2
     verify = modes[sys.argv[1]]()
     make = {"tls": tls_maker, "quic": quic_maker}[sys.argv[1]]()
+    up = None
+    if sys.argv[1] == "tls":
+        from handshake import upgrader
+
+        up = upgrader()
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
             request = json.loads(line)
-            reply = answer(verify, request, make) if isinstance(request, dict) else {
-                "id": "", "verdict": "skip", "peer_id": None, "error": "adapter: not an object"}
+            if not isinstance(request, dict):
+                reply = {"id": "", "verdict": "skip", "peer_id": None,
+                         "error": "adapter: not an object"}
+            elif request.get("kind") == "handshake" and up is not None:
+                from handshake import handshake
+
+                reply = handshake(request, up, announce)
+            else:
+                reply = answer(verify, request, make)
         except json.JSONDecodeError as exc:
             reply = {"id": "", "verdict": "skip", "peer_id": None,
                      "error": f"adapter: unreadable request: {exc}"}

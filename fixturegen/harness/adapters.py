@@ -65,7 +65,9 @@ SHIPPED: tuple[Adapter, ...] = (
     Adapter("rust-libp2p", "crates.io libp2p-tls", "0.7.0", "rust-libp2p-tls",
             ("./target/release/adapter",),
             "libp2p_tls::certificate::parse, P2pCertificate::peer_id, verify_signature",
-            "target/release/adapter"),
+            "target/release/adapter",
+            "multistream_select::dialer_select_proto (V1Lazy) / listener_select_proto, then "
+            "libp2p_tls::Config upgrade_outbound / upgrade_inbound", ("tcp",)),
     Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p",
             ("./adapter",),
             "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter",
@@ -74,11 +76,15 @@ SHIPPED: tuple[Adapter, ...] = (
     Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls",
             ("node", "./adapter.js"),
             "@libp2p/tls/utils verifyPeerCertificate",
-            "node_modules/@libp2p/tls/package.json"),
+            "node_modules/@libp2p/tcp/package.json",
+            "@libp2p/tcp dial / createListener, @libp2p/multistream-select select / handle, "
+            "then @libp2p/tls secureOutbound / secureInbound", ("tcp",)),
     Adapter("py-libp2p-tls", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "tls"),
             "libp2p.security.tls.certificate.verify_certificate_chain",
-            ".venv/.installed"),
+            ".venv/.installed",
+            "TransportUpgrader.upgrade_security (multistream-select, then TLSTransport."
+            "secure_outbound / secure_inbound) on a RawConnection over TCP", ("tcp",)),
     Adapter("py-libp2p-quic", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "quic"),
             "libp2p.transport.quic.security.PeerAuthenticator.verify_peer_certificate",

@@ -3,7 +3,8 @@
 Exit codes: 0 the run finished (divergences are findings, not failures); 1 with ``--known``,
 divergences that the known list does not name (for ``diff``: the runs differ); 2 usage errors
 (a bad option, an unreadable corpus, results or known file); 3 an adapter that is not built,
-cannot be started, or answered no case at all. Whatever happens, ``harness run`` writes the
+cannot be started, or answered no case at all (with ``--mode handshake`` or ``all``, also a
+fixture peer that is not built or cannot start). Whatever happens, ``harness run`` writes the
 results of the implementations it ran.
 """
 

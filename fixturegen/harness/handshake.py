@@ -17,6 +17,10 @@ Which cases a direction carries:
 - every three-proof set of that side: all valid, then the certificate, the extension or the
   transcript proof corrupted alone (each must fail the handshake).
 
+A dialler always knows whom it dials: a ``dial`` request names the PeerId the presented
+certificate claims (the manifest's ``expect_peer_id`` where a case sets one, else the PeerId of
+the fixture's host key), so that a PeerId check is never the fault a case trips over.
+
 A case the implementation cannot take because it offers no scheme the case sends (say,
 P-521) is ``skip`` with what it offered: the handshake failed before any certificate was sent.
 """
@@ -40,9 +44,10 @@ from fixturegen.harness.requests import (
     CorpusError,
     Expectation,
     HarnessCase,
-    _read_json,
     load_corpus,
+    read_corpus_json,
 )
+from fixturegen.identity.peerid import peer_id_base58
 
 Direction = Literal["dial", "listen"]
 Transport = Literal["tcp", "quic"]
@@ -94,6 +99,9 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
     fixtures = {c.id: c for c in cases if c.request.kind == "certificate"}
     keys = {c.request.certificates[0]: c.request.certificate_key for c in fixtures.values()
             if c.request.certificates and c.request.certificate_key}
+    claimed = _claimed_peer_ids(corpus)
+    by_leaf = {c.request.certificates[0]: claimed.get(c.id) for c in fixtures.values()
+               if c.request.certificates}
     context = CONTEXT[direction]
     ms = int(timeout * 1000)
 
@@ -110,12 +118,14 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
                 skip = "the corpus holds no key for this certificate: the peer cannot sign"
             elif direction == "listen" and req.expect_peer_id is not None:
                 skip = "the case needs a dialled PeerId; a listener expects none"
-            out.append(HandshakeCase(replace(case, request=request(case.id, req.expect_peer_id)),
+            expect = req.expect_peer_id or case.expected.peer_id or claimed.get(case.id)
+            out.append(HandshakeCase(replace(case, request=request(case.id, expect)),
                                      Presentation(tuple(req.certificates), req.certificate_key,
                                                   None, ""), skip))
         elif req.kind == "certificate_verify" and req.context == context:
-            out.append(_vector_case(case, request(case.id, None), keys))
-    vectors = _read_json(corpus / "transcripts.json", "transcripts", "transcripts file") if (
+            leaf = req.certificates[0] if req.certificates else ""
+            out.append(_vector_case(case, request(case.id, by_leaf.get(leaf)), keys))
+    vectors = read_corpus_json(corpus / "transcripts.json", "transcripts", "transcripts file") if (
         corpus / "transcripts.json").exists() else {"proof_sets": []}
     try:
         for ps in vectors["proof_sets"]:
@@ -125,7 +135,8 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
             exp = ps["expected"]
             corrupted = ps["corrupted"]
             harness_case = HarnessCase(
-                request(ps["id"], None), Expectation(exp["result"], None, exp.get("error")),
+                request(ps["id"], claimed.get(ps["certificate"])),
+                Expectation(exp["result"], None, exp.get("error")),
                 PROOF_SET_RULE,
                 f"Three proofs by the {ps['sender']}: "
                 + (f"the {corrupted} proof corrupted alone." if corrupted else "all valid."),
@@ -136,6 +147,20 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
     except (KeyError, TypeError) as exc:
         raise CorpusError(f"{corpus / 'transcripts.json'} is not a transcripts file: {exc}"
                           ) from exc
+    return out
+
+
+def _claimed_peer_ids(corpus: Path) -> dict[str, str]:
+    """The PeerId each fixture's host key stands for (its protobuf, hashed as the spec says)."""
+    manifest = read_corpus_json(corpus / "manifest.json", "manifest", "fixturegen manifest")
+    out: dict[str, str] = {}
+    for fx in manifest.get("fixtures", []):
+        hexed = (fx.get("host_key") or {}).get("public_key_protobuf_hex")
+        if isinstance(hexed, str):
+            try:
+                out[fx["id"]] = peer_id_base58(bytes.fromhex(hexed))
+            except (ValueError, KeyError):
+                continue
     return out
 
 

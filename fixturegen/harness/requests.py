@@ -46,7 +46,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _read_json(path: Path, schema: str, what: str) -> dict[str, Any]:
+def read_corpus_json(path: Path, schema: str, what: str) -> dict[str, Any]:
     try:
         data = load_json(path, schema, what)
     except InputError as exc:
@@ -63,7 +63,7 @@ def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
 def load_corpus(corpus: Path, *, transcripts: bool = True
                 ) -> tuple[str | None, list[HarnessCase]]:
     """The corpus seed and its cases, from one read of the manifest."""
-    manifest = _read_json(corpus / "manifest.json", "manifest", "fixturegen manifest")
+    manifest = read_corpus_json(corpus / "manifest.json", "manifest", "fixturegen manifest")
     seed = manifest.get("seed")
     blobs: dict[str, str] = {}
 
@@ -106,7 +106,7 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
                           ) from exc
     if not transcripts or not (corpus / "transcripts.json").exists():
         return seed, cases
-    vectors = _read_json(corpus / "transcripts.json", "transcripts", "transcripts file")
+    vectors = read_corpus_json(corpus / "transcripts.json", "transcripts", "transcripts file")
     try:
         for vec in vectors["vectors"]:
             fx = fixtures.get(vec["certificate"], {})

@@ -9,7 +9,10 @@
 //! PeerId, the comparison `verify_server_cert` makes. CertificateVerify vectors go through
 //! `parse` and `P2pCertificate::verify_signature`, which is what the crate's
 //! `verify_tls13_signature` does. A generate request returns what
-//! `libp2p_tls::certificate::generate` makes for a fresh host key.
+//! `libp2p_tls::certificate::generate` makes for a fresh host key. A handshake request runs the
+//! crate's real upgrade over TCP (`handshake.rs`).
+
+mod handshake;
 
 use std::io::{self, BufRead, Write};
 
@@ -37,6 +40,14 @@ struct Request {
     signature: Option<String>,
     #[serde(default)]
     host_key_type: Option<String>,
+    #[serde(default)]
+    transport: Option<String>,
+    #[serde(default)]
+    direction: Option<String>,
+    #[serde(default)]
+    address: Option<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
 }
 
 fn default_kind() -> String {
@@ -182,6 +193,7 @@ fn main() {
     let stdin = io::stdin();
     let stdout = io::stdout();
     let mut out = stdout.lock();
+    let local = Keypair::generate_ed25519(); // this side's host key in handshakes
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         if line.trim().is_empty() {
@@ -192,6 +204,10 @@ fn main() {
                 "certificate" => check_certificate(req),
                 "certificate_verify" => check_certificate_verify(req),
                 "generate" => generate(req),
+                "handshake" => handshake::handshake(&local, req, &mut |line: String| {
+                    writeln!(out, "{line}")?;
+                    out.flush()
+                }),
                 _ => {
                     let text = format!("adapter: unknown request kind {}", req.kind);
                     skip(req.id, text)
