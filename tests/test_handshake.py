@@ -118,12 +118,15 @@ def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
 
 
 @pytest.mark.parametrize("direction", ["dial", "listen"])
-@pytest.mark.parametrize("name", ["rust-libp2p", "js-libp2p", "py-libp2p-tls"])
-def test_real_handshakes_with_every_other_tcp_adapter(corpus: Path, name: str, direction: str,
-                                                      tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "transport"), [
+    ("rust-libp2p", "tcp"), ("rust-libp2p", "quic"), ("js-libp2p", "tcp"),
+    ("py-libp2p-tls", "tcp")])
+def test_real_handshakes_with_every_other_adapter(corpus: Path, name: str, transport: str,
+                                                  direction: str, tmp_path: Path) -> None:
     """The same three proofs through each library's own upgrade (built by make adapters;
     .ci/run builds them before make test)."""
     adapter = BY_NAME[name]
+    assert transport in adapter.transports
     if not adapter.built(ADAPTERS) or not (ADAPTERS / PEER).is_file():
         pytest.skip(f"{name} or the fixture peer is not built: run 'make adapters'")
     target = Target(adapter.name, adapter.package, adapter.version, adapter.verifier,
@@ -131,8 +134,9 @@ def test_real_handshakes_with_every_other_tcp_adapter(corpus: Path, name: str, d
     side = "server" if direction == "dial" else "client"
     ids = [f"ps.p256.{side}.valid", f"ps.p256.{side}.extension",
            f"ps.p256.{side}.transcript", "matrix.ecdsa_secp521r1_sha512.ed25519.fixed"]
-    cases = pick(handshake_cases(corpus, "tcp", direction, 10.0), ids)  # type: ignore[arg-type]
-    entry = run_handshake(target, [str(ADAPTERS / PEER)], cases, "tcp",
+    cases = pick(handshake_cases(corpus, transport, direction,  # type: ignore[arg-type]
+                                 10.0), ids)
+    entry = run_handshake(target, [str(ADAPTERS / PEER)], cases, transport,  # type: ignore[arg-type]
                           direction, timeout=20.0, startup=60.0,  # type: ignore[arg-type]
                           stderr_path=tmp_path / "stderr.log")
     got = {c.id: c for c in entry.cases}
@@ -167,3 +171,32 @@ def test_a_bad_mode_or_a_missing_peer_is_one_line_and_its_exit_code(corpus: Path
                   sys.executable, str(ROOT / "adapters/reference/adapter.py"))
     assert missing.returncode == 3 and "fixture peer is not built" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("direction", ["dial", "listen"])
+def test_real_quic_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: str,
+                                             tmp_path: Path) -> None:
+    """QUIC v1: go-libp2p's QUIC transport against the peer's quic-go. Its listener drops a
+    failed handshake silently: the harness's cancel line ends the wait, and the answer
+    carries the reason the library gave the peer (a CRYPTO_ERROR)."""
+    side = "server" if direction == "dial" else "client"
+    ids = [f"ps.p256.{side}.valid", f"ps.p256.{side}.transcript", f"ps.p256.{side}.extension"]
+    cases = pick(handshake_cases(corpus, "quic", direction, 10.0), ids)  # type: ignore[arg-type]
+    entry = run_handshake(built, [str(ADAPTERS / PEER)], cases, "quic",
+                          direction, timeout=20.0, startup=60.0,  # type: ignore[arg-type]
+                          stderr_path=tmp_path / "stderr.log")
+    got = {c.id: c for c in entry.cases}
+    assert entry.transport == "quic"
+    valid = got[ids[0]]
+    assert (valid.verdict, valid.outcome) == ("accept", "agree") and valid.peer is not None
+    assert valid.peer.outcome == "complete" and valid.peer.error is None
+    transcript = got[ids[1]]
+    assert (transcript.verdict, transcript.outcome) == ("reject", "agree")
+    # 0x133: the decrypt_error alert (RFC 8446 for a bad CertificateVerify) in a QUIC
+    # CONNECTION_CLOSE; dialling, the library's own words too.
+    assert "CRYPTO_ERROR 0x133" in (transcript.error or "")
+    if direction == "dial":
+        assert "invalid signature by the server certificate" in (transcript.error or "")
+    else:
+        assert "accepted no connection" in (transcript.error or "")
+    assert got[ids[2]].verdict == "reject"

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"syscall"
 	"time"
 )
@@ -24,9 +23,6 @@ const (
 
 var errNotOffered = errors.New("fixture-peer: the other side offers no signature scheme this case can send")
 
-// stdinLines is shared with main: a client-role request waits for its address line.
-var stdinLines *bufio.Scanner
-
 func text(s string) *string { return &s }
 
 func cpuSeconds() float64 {
@@ -38,14 +34,15 @@ func cpuSeconds() float64 {
 }
 
 // handshake runs one request: validate, then listen (role server) or wait for the address
-// (role client), then multistream-select and TLS 1.3. The returned event is "done".
+// (role client), then (TCP) multistream-select and TLS 1.3, or QUIC. The returned event is
+// "done".
 func handshake(req request, emit func(event)) event {
 	done := event{ID: req.ID, Event: "done"}
 	fail := func(outcome, msg string) event {
 		done.Outcome, done.Error = outcome, text(msg)
 		return done
 	}
-	if req.Transport != "tcp" {
+	if req.Transport != "tcp" && req.Transport != "quic" {
 		return fail("cannot_present", fmt.Sprintf("fixture-peer: transport %q is not built", req.Transport))
 	}
 	if req.Role != "server" && req.Role != "client" {
@@ -99,80 +96,167 @@ func handshake(req request, emit func(event)) event {
 		},
 		SessionTicketsDisabled: true,
 	}
-	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := &attempt{req: req, ctx: ctx, conf: conf, emit: emit, done: &done}
+	stopWatching := watchForStop(req.ID, cancel, c)
+	defer stopWatching()
+	var sideErr error
+	if req.Transport == "quic" {
+		sideErr = c.quic()
+	} else {
+		sideErr = c.tcp()
+	}
+	done.Sent = sig.sent
+	for _, o := range offered {
+		done.Offered = append(done.Offered, uint16(o))
+	}
+	if done.Outcome == "" && (errors.Is(sideErr, errNotOffered) || (sideErr != nil && offered != nil && !sig.offers(cert, offered))) {
+		return fail("not_offered", fmt.Sprintf("the implementation offers no scheme this case sends (it offered %s)", schemeList(offered)))
+	}
+	if done.Outcome == "" && sideErr != nil {
+		return fail("failed", sideErr.Error())
+	}
+	return done
+}
+
+// attempt is one request's connection, whatever the transport.
+type attempt struct {
+	req     request
+	ctx     context.Context
+	conf    *tls.Config
+	emit    func(event)
+	done    *event
+	address chan string // role client: the address line, from watchForStop
+}
+
+// watchForStop reads the control lines of this request while it runs: the address (role
+// client) and stop, which cancels whatever still waits. It must end before the next request
+// is read, so the returned function waits for it.
+func watchForStop(id string, cancel context.CancelFunc, c *attempt) func() {
+	c.address = make(chan string, 1)
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-quit:
+				return
+			case line, ok := <-lines:
+				if !ok {
+					cancel()
+					return
+				}
+				var ctl control
+				if json.Unmarshal(line, &ctl) != nil || ctl.ID != id {
+					continue // not for this request: a late line of an earlier one
+				}
+				if ctl.Stop { // the implementation answered: a moment for our side to finish
+					time.AfterFunc(250*time.Millisecond, cancel)
+				} else {
+					select {
+					case c.address <- ctl.Address:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+	}
+}
+
+// addressToDial waits for the harness to say where the implementation listens.
+func (c *attempt) addressToDial() (string, error) {
+	c.emit(event{ID: c.req.ID, Event: "ready"})
+	select {
+	case a := <-c.address:
+		if a == "" {
+			return "", errors.New("fixture-peer: the implementation did not listen (no address given)")
+		}
+		return a, nil
+	case <-c.ctx.Done():
+		return "", errors.New("fixture-peer: no address before the deadline or a stop")
+	}
+}
+
+func (c *attempt) timed(run func() error) error {
+	start, cpu := time.Now(), cpuSeconds()
+	err := run()
+	c.done.Seconds, c.done.CPUSeconds = time.Since(start).Seconds(), cpuSeconds()-cpu
+	return err
+}
+
+// complete marks this side's handshake finished; the error is what came after (the
+// implementation's alert or close), kept unless it is the expected end.
+func (c *attempt) complete(after error) error {
+	c.done.Outcome = "complete"
+	if after != nil && !errors.Is(after, io.EOF) && !errors.Is(after, context.Canceled) &&
+		!errors.Is(after, context.DeadlineExceeded) {
+		var ne net.Error
+		if !(errors.As(after, &ne) && ne.Timeout()) {
+			c.done.Error = text(after.Error())
+		}
+	}
+	return nil
+}
+
+func (c *attempt) tcp() error {
 	var conn net.Conn
-	if req.Role == "server" {
+	if c.req.Role == "server" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return fail("failed", "fixture-peer: listen: "+err.Error())
+			return fmt.Errorf("fixture-peer: listen: %w", err)
 		}
-		emit(event{ID: req.ID, Event: "listening", Address: ln.Addr().String()})
-		_ = ln.(*net.TCPListener).SetDeadline(deadline)
+		c.emit(event{ID: c.req.ID, Event: "listening", Address: ln.Addr().String()})
+		stop := context.AfterFunc(c.ctx, func() { ln.Close() })
 		conn, err = ln.Accept()
+		stop()
 		ln.Close()
 		if err != nil {
-			return fail("failed", "fixture-peer: nobody connected: "+err.Error())
+			return fmt.Errorf("fixture-peer: nobody connected: %w", err)
 		}
 	} else {
-		emit(event{ID: req.ID, Event: "ready"})
-		if !stdinLines.Scan() {
-			os.Exit(0)
-		}
-		var where struct {
-			ID      string `json:"id"`
-			Address string `json:"address"`
-		}
-		if err := json.Unmarshal(stdinLines.Bytes(), &where); err != nil || where.ID != req.ID {
-			return fail("failed", "fixture-peer: expected the address line of "+req.ID)
-		}
-		if where.Address == "" { // the implementation could not listen: nothing to do
-			return fail("failed", "fixture-peer: no address given")
-		}
-		conn, err = net.DialTimeout("tcp", where.Address, time.Until(deadline))
+		address, err := c.addressToDial()
 		if err != nil {
-			return fail("failed", "fixture-peer: dial: "+err.Error())
+			return err
+		}
+		var d net.Dialer
+		if conn, err = d.DialContext(c.ctx, "tcp", address); err != nil {
+			return fmt.Errorf("fixture-peer: dial: %w", err)
 		}
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(deadline)
-	if req.Role == "server" {
+	// A stop or the deadline breaks any blocking read or write at once.
+	defer context.AfterFunc(c.ctx, func() { _ = conn.SetDeadline(time.Now()) })()
+	if deadline, ok := c.ctx.Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	var err error
+	if c.req.Role == "server" {
 		err = respond(conn)
 	} else {
 		err = initiate(conn)
 	}
 	if err != nil {
-		return fail("failed", "multistream-select: "+err.Error())
+		return fmt.Errorf("multistream-select: %w", err)
 	}
 	var tconn *tls.Conn
-	if req.Role == "server" {
-		tconn = tls.Server(conn, conf)
+	if c.req.Role == "server" {
+		tconn = tls.Server(conn, c.conf)
 	} else {
-		tconn = tls.Client(conn, conf)
+		tconn = tls.Client(conn, c.conf)
 	}
-	start, cpu := time.Now(), cpuSeconds()
-	err = tconn.Handshake()
-	done.Seconds, done.CPUSeconds = time.Since(start).Seconds(), cpuSeconds()-cpu
-	done.Sent = sig.sent
-	for _, o := range offered {
-		done.Offered = append(done.Offered, uint16(o))
-	}
-	if errors.Is(err, errNotOffered) || (err != nil && offered != nil && !sig.offers(cert, offered)) {
-		return fail("not_offered", fmt.Sprintf("the implementation offers no scheme this case sends (it offered %s)", schemeList(offered)))
-	}
-	if err != nil {
-		return fail("failed", err.Error())
+	if err := c.timed(tconn.Handshake); err != nil {
+		return err
 	}
 	// Complete on this side. Wait until the implementation closes or alerts (its verdict on
 	// our certificate may come after our Finished), so that nothing it still reads is reset.
 	_, err = io.Copy(io.Discard, tconn)
-	done.Outcome = "complete"
-	if err != nil && !errors.Is(err, io.EOF) {
-		var ne net.Error
-		if !(errors.As(err, &ne) && ne.Timeout()) {
-			done.Error = text(err.Error())
-		}
-	}
-	return done
+	return c.complete(err)
 }
 
 func schemeList(schemes []tls.SignatureScheme) string {

@@ -1,4 +1,4 @@
-// Command fixture-peer (built by adapters/build fixture-peer) is the harness's side of a real libp2p secure-channel handshake.
+// Command fixture-peer (built by adapters/build fixture-peer; crypto/tls and quic-go) is the harness's side of a real libp2p secure-channel handshake.
 //
 // It reads one JSON request per line on stdin and answers with JSON events on stdout, one per
 // line: "listening" (role server: the address it accepts one connection on), then "done" (the
@@ -6,7 +6,8 @@
 // (/multistream/1.0.0, then /tls/1.0.0; read byte by byte, since a lazy dialer sends its
 // ClientHello right behind its proposal), then TLS 1.3 with ALPN "libp2p", presenting the
 // fixture's chain as raw bytes, never parsed, and signing its CertificateVerify with the
-// fixture's key, or with one fault (see signer.go). It never judges the other side: it accepts
+// fixture's key, or with one fault (see signer.go). Over QUIC v1 (quic-go, which hands
+// crypto/tls the same config) the same, with ALPN "libp2p" (quic.go). It never judges the other side: it accepts
 // any certificate, so the verdict is the implementation's.
 package main
 
@@ -19,7 +20,7 @@ import (
 
 type request struct {
 	ID           string   `json:"id"`
-	Transport    string   `json:"transport"` // tcp
+	Transport    string   `json:"transport"` // tcp | quic
 	Role         string   `json:"role"`      // server (the implementation dials) | client
 	Address      string   `json:"address"`   // role client: where the implementation listens
 	Certificates []string `json:"certificates"`
@@ -42,20 +43,42 @@ type event struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
+// control is a line the harness sends while a request runs: the address to dial (role
+// client), or stop (the implementation has answered: end what is still waiting).
+type control struct {
+	ID      string `json:"id"`
+	Address string `json:"address"`
+	Stop    bool   `json:"stop"`
+}
+
+// lines carries stdin, read by one goroutine, so that a running request can see a stop.
+var lines = make(chan []byte, 16)
+
 func main() {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
-	stdinLines = in
+	go func() {
+		for in.Scan() {
+			lines <- append([]byte(nil), in.Bytes()...)
+		}
+		if err := in.Err(); err != nil {
+			fmt.Fprintln(os.Stderr, "fixture-peer:", err)
+		}
+		close(lines)
+	}()
 	out := json.NewEncoder(os.Stdout)
 	emit := func(e event) {
 		if err := out.Encode(e); err != nil {
 			os.Exit(1)
 		}
 	}
-	for in.Scan() {
-		line := in.Bytes()
+	for line := range lines {
 		if len(line) == 0 {
 			continue
+		}
+		var ctl control
+		if json.Unmarshal(line, &ctl) == nil && (ctl.Stop || ctl.Address != "") {
+			continue // a control line for a request already done
 		}
 		var req request
 		if err := json.Unmarshal(line, &req); err != nil {
@@ -64,9 +87,5 @@ func main() {
 			continue
 		}
 		emit(handshake(req, emit))
-	}
-	if err := in.Err(); err != nil {
-		fmt.Fprintln(os.Stderr, "fixture-peer:", err)
-		os.Exit(1)
 	}
 }

@@ -19,6 +19,9 @@ import (
 // the PeerId it dialled; the listener negotiates with a MultistreamMuxer and calls
 // SecureInbound. A listen request first announces its address (one line with "listening").
 func handshake(priv ic.PrivKey, req request, announce func(any) error) reply {
+	if req.Transport == "quic" {
+		return handshakeQUIC(priv, req, announce)
+	}
 	if req.Transport != "tcp" {
 		return reply{ID: req.ID, Verdict: "skip", Error: text("adapter: transport " + req.Transport + " is not built into this adapter")}
 	}
@@ -96,5 +99,51 @@ func announcer(w io.Writer, flush func() error) func(any) error {
 			return err
 		}
 		return flush()
+	}
+}
+
+// lines carries stdin (read by one goroutine in main).
+var lines = make(chan []byte, 16)
+
+// isCancel reports whether line is the harness's cancel for case id ("" for any case).
+func isCancel(line []byte, id string) bool {
+	var c struct {
+		ID     string `json:"id"`
+		Cancel string `json:"cancel"`
+	}
+	return json.Unmarshal(line, &c) == nil && c.Cancel != "" && (id == "" || c.ID == id)
+}
+
+// watchCancel delivers the text of the harness's cancel line for id, if one comes; finish
+// stops the watch and waits for it, so that it never takes the next request.
+func watchCancel(id string) (got <-chan string, finish func()) {
+	out := make(chan string, 1)
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-stop:
+				return
+			case line, ok := <-lines:
+				if !ok {
+					out <- "stdin closed"
+					return
+				}
+				var c struct {
+					ID     string `json:"id"`
+					Cancel string `json:"cancel"`
+				}
+				if json.Unmarshal(line, &c) == nil && c.Cancel != "" && c.ID == id {
+					out <- c.Cancel
+					return
+				}
+			}
+		}
+	}()
+	return out, func() {
+		close(stop)
+		<-ended
 	}
 }

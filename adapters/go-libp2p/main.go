@@ -137,12 +137,17 @@ func main() {
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
+	go func() { // one reader, so that a listening handshake can see a cancel line
+		for in.Scan() {
+			lines <- append([]byte(nil), in.Bytes()...)
+		}
+		close(lines)
+	}()
 	out := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(out)
-	for in.Scan() {
-		line := in.Bytes()
-		if len(line) == 0 {
-			continue
+	for line := range lines {
+		if len(line) == 0 || isCancel(line, "") {
+			continue // a cancel that came after its answer
 		}
 		var req request
 		var rep reply

@@ -67,12 +67,14 @@ SHIPPED: tuple[Adapter, ...] = (
             "libp2p_tls::certificate::parse, P2pCertificate::peer_id, verify_signature",
             "target/release/adapter",
             "multistream_select::dialer_select_proto (V1Lazy) / listener_select_proto, then "
-            "libp2p_tls::Config upgrade_outbound / upgrade_inbound", ("tcp",)),
+            "libp2p_tls::Config upgrade_outbound / upgrade_inbound; QUIC: libp2p-quic 0.14.0 "
+            "Transport dial / listen_on", ("tcp", "quic")),
     Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p",
             ("./adapter",),
             "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter",
             "go-multistream SelectOneOf / MultistreamMuxer.Negotiate, then p2p/security/tls "
-            "Transport.SecureOutbound / SecureInbound", ("tcp",)),
+            "Transport.SecureOutbound / SecureInbound; QUIC: p2p/transport/quic Transport.Dial / "
+            "Listen + Accept", ("tcp", "quic")),
     Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls",
             ("node", "./adapter.js"),
             "@libp2p/tls/utils verifyPeerCertificate",

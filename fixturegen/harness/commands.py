@@ -155,7 +155,7 @@ def run(
         peer_argv = [str(base / PEER)]
     try:
         seed, cases = load_corpus(corpus, transcripts=transcripts)
-        transports: tuple[Transport, ...] = ("tcp",) if mode != "api" else ()
+        transports: tuple[Transport, ...] = ("tcp", "quic") if mode != "api" else ()
         plans = {(t, d): handshake_cases(corpus, t, d, timeout)
                  for t in transports for d in DIRECTIONS}
     except CorpusError as exc:

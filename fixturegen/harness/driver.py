@@ -54,6 +54,7 @@ MAX_STDERR = 8 * 1024 * 1024
 DEAD_STARTS = 3
 _CHUNK = 64 * 1024
 _EOF = object()
+_PARTNER_POLL = 0.05
 _TOO_LONG = object()
 
 
@@ -84,6 +85,10 @@ class Partner(Protocol):
 
     def listening(self, request: Request, address: str) -> None:
         """The adapter listens at ``address``: have the peer connect."""
+
+    def waiting(self, request: Request) -> bytes | None:
+        """Called while the adapter has not answered: a line to send it (once), e.g. that the
+        peer's side is over, for a listener whose library never reports a failed handshake."""
 
     def after(self, request: Request, answer: Answer) -> Answer:
         """The adapter answered (or failed): collect the peer's side of the case."""
@@ -316,8 +321,16 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
     while True:
         left = limit - (time.perf_counter() - start)
         try:
-            raw = proc.lines.get(timeout=max(0.0, left))
+            if partner is None:
+                raw = proc.lines.get(timeout=max(0.0, left))
+            else:  # look at the partner between short waits
+                raw = proc.lines.get(timeout=max(0.0, min(left, _PARTNER_POLL)))
         except queue.Empty:
+            if partner is not None and left > _PARTNER_POLL:
+                note = partner.waiting(request)
+                if note is not None:
+                    proc.send(note)
+                continue
             state.drop("hang")
             return Answer(request.id, None, None, f"no answer within {limit:g} s", "hang",
                           time.perf_counter() - start)

@@ -187,6 +187,8 @@ class FixturePeer:
         self.transport, self.direction, self.timeout = transport, direction, timeout
         self.proc: driver._Process | None = None
         self.address_sent = False
+        self.early: PeerEvent | None = None  # the peer's done, seen while the adapter waits
+        self.cancelled = False
 
     def _start(self) -> driver._Process:
         if self.proc is None:
@@ -199,14 +201,17 @@ class FixturePeer:
     def _send(self, message: dict[str, object]) -> bool:
         return self._start().send((json.dumps(message) + "\n").encode())
 
-    def _event(self, case: str, limit: float) -> PeerEvent | None:
-        """The peer's next event for ``case``, or None (the peer is then restarted)."""
+    def _event(self, case: str, limit: float, *, keep: bool = False) -> PeerEvent | None:
+        """The peer's next event for ``case``, or None (the peer is then restarted, unless
+        ``keep``: a look that found nothing yet)."""
         proc = self._start()
         deadline = time.monotonic() + limit
         while True:
             try:
                 raw = proc.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
+                if keep:
+                    return None
                 break
             if not isinstance(raw, bytes):
                 break  # it exited
@@ -222,7 +227,7 @@ class FixturePeer:
         if hc.skip is not None:
             return driver.Answer(request.id, "skip", None, hc.skip, None, 0.0)
         p = hc.presentation
-        self.address_sent = False
+        self.address_sent, self.early, self.cancelled = False, None, False
         sent = self._send({
             "id": request.id, "transport": self.transport,
             "role": "server" if self.direction == "dial" else "client",
@@ -244,10 +249,29 @@ class FixturePeer:
         self.address_sent = True
         self._send({"id": request.id, "address": address})
 
+    def waiting(self, request: Request) -> bytes | None:
+        """A QUIC listener may drop a failed handshake without a word (go-libp2p does): once
+        the peer's side is over, tell the adapter, which then stops waiting for a connection
+        (after a short grace) and answers that it accepted none."""
+        if self.cancelled or self.direction != "listen" or self.transport != "quic":
+            return None
+        if self.early is None:
+            self.early = self._event(request.id, 0.0, keep=True)
+        if self.early is None or self.early.event != "done":
+            self.early = None
+            return None
+        self.cancelled = True
+        said = f"{self.early.outcome}: {self.early.error or 'no error'}"
+        return (json.dumps({"id": request.id, "cancel": f"the fixture peer's side ended "
+                            f"({said})"}) + "\n").encode()
+
     def after(self, request: Request, answer: driver.Answer) -> driver.Answer:
         if self.direction == "listen" and not self.address_sent:
             self._send({"id": request.id, "address": ""})  # the peer gives up at once
-        event = self._event(request.id, self.timeout + 5.0)
+        event = self.early
+        if event is None:
+            self._send({"id": request.id, "stop": True})  # whatever it still waits for
+            event = self._event(request.id, self.timeout + 5.0)
         if event is None:
             return answer
         if event.outcome == "not_offered":

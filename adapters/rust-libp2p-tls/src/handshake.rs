@@ -47,6 +47,9 @@ impl futures::AsyncWrite for Compat {
 }
 
 pub fn handshake(keypair: &Keypair, req: Request, announce: &mut dyn FnMut(String) -> io::Result<()>) -> Reply {
+    if req.transport.as_deref() == Some("quic") {
+        return crate::quic::handshake(keypair, req, announce);
+    }
     if req.transport.as_deref() != Some("tcp") {
         return skip(req.id, format!("adapter: transport {:?} is not built into this adapter", req.transport));
     }
@@ -56,46 +59,60 @@ pub fn handshake(keypair: &Keypair, req: Request, announce: &mut dyn FnMut(Strin
     };
     let timeout = Duration::from_millis(req.timeout_ms.unwrap_or(10_000).max(1));
     let listen = req.direction.as_deref() == Some("listen");
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build() {
-        Ok(runtime) => runtime,
-        Err(e) => return reject(req.id, format!("adapter: no tokio runtime: {e}")),
-    };
-    let outcome: Result<PeerId, String> = runtime.block_on(async {
-        let run = async {
-            let stream = if listen {
-                let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| format!("adapter: listen: {e}"))?;
-                let address = listener.local_addr().map_err(|e| format!("adapter: listen: {e}"))?;
-                announce(serde_json::json!({"id": req.id, "listening": address.to_string()}).to_string())
-                    .map_err(|e| format!("adapter: {e}"))?;
-                listener.accept().await.map_err(|e| format!("adapter: nobody connected: {e}"))?.0
-            } else {
-                let address = req.address.clone().ok_or("adapter: a dial request without an address")?;
-                TcpStream::connect(address).await.map_err(|e| format!("adapter: dial: {e}"))?
-            };
-            // libp2p-tcp's Config sets TCP_NODELAY by default; without it, a small write
-            // waits for a delayed ACK (~40 ms on loopback).
-            stream.set_nodelay(true).map_err(|e| format!("adapter: nodelay: {e}"))?;
-            let protocols: Vec<&'static str> = config.protocol_info().collect();
-            let io = Compat(stream);
-            if listen {
-                let (info, negotiated) = listener_select_proto(io, protocols)
-                    .await
-                    .map_err(|e| format!("multistream-select: {e:?}"))?;
-                let (peer, _tls) = config.upgrade_inbound(negotiated, info).await.map_err(|e| format!("{e}: {e:?}"))?;
-                Ok::<PeerId, String>(peer)
-            } else {
-                let (info, negotiated) = dialer_select_proto(io, protocols, Version::V1Lazy)
-                    .await
-                    .map_err(|e| format!("multistream-select: {e:?}"))?;
-                let (peer, _tls) = config.upgrade_outbound(negotiated, info).await.map_err(|e| format!("{e}: {e:?}"))?;
-                Ok(peer)
-            }
+    let outcome = bounded(timeout, async {
+        let stream = if listen {
+            let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| format!("adapter: listen: {e}"))?;
+            let address = listener.local_addr().map_err(|e| format!("adapter: listen: {e}"))?;
+            announce(serde_json::json!({"id": req.id, "listening": address.to_string()}).to_string())
+                .map_err(|e| format!("adapter: {e}"))?;
+            listener.accept().await.map_err(|e| format!("adapter: nobody connected: {e}"))?.0
+        } else {
+            let address = req.address.clone().ok_or("adapter: a dial request without an address")?;
+            TcpStream::connect(address).await.map_err(|e| format!("adapter: dial: {e}"))?
         };
-        match tokio::time::timeout(timeout, run).await {
+        // libp2p-tcp's Config sets TCP_NODELAY by default; without it, a small write
+        // waits for a delayed ACK (~40 ms on loopback).
+        stream.set_nodelay(true).map_err(|e| format!("adapter: nodelay: {e}"))?;
+        let protocols: Vec<&'static str> = config.protocol_info().collect();
+        let io = Compat(stream);
+        if listen {
+            let (info, negotiated) = listener_select_proto(io, protocols)
+                .await
+                .map_err(|e| format!("multistream-select: {e:?}"))?;
+            let (peer, _tls) = config.upgrade_inbound(negotiated, info).await.map_err(|e| format!("{e}: {e:?}"))?;
+            Ok::<PeerId, String>(peer)
+        } else {
+            let (info, negotiated) = dialer_select_proto(io, protocols, Version::V1Lazy)
+                .await
+                .map_err(|e| format!("multistream-select: {e:?}"))?;
+            let (peer, _tls) = config.upgrade_outbound(negotiated, info).await.map_err(|e| format!("{e}: {e:?}"))?;
+            Ok(peer)
+        }
+    });
+    verdict(req, listen, outcome)
+}
+
+/// Runs one handshake on a fresh current-thread tokio runtime, within `timeout`.
+pub fn bounded<F>(timeout: Duration, handshake: F) -> Result<PeerId, String>
+where
+    F: std::future::Future<Output = Result<PeerId, String>>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| format!("adapter: no tokio runtime: {e}"))?;
+    runtime.block_on(async {
+        match tokio::time::timeout(timeout, handshake).await {
             Ok(outcome) => outcome,
             Err(_) => Err(format!("adapter: no verdict within {} ms (the handshake hung)", timeout.as_millis())),
         }
-    });
+    })
+}
+
+/// The reply: the upgrade's error, or, for a dial, the swarm's check that the authenticated
+/// PeerId is the dialled one (`WrongPeerId`), then accept.
+pub fn verdict(req: Request, listen: bool, outcome: Result<PeerId, String>) -> Reply {
     let peer = match outcome {
         Ok(peer) => peer,
         Err(e) => return reject(req.id, e),

@@ -13,6 +13,7 @@
 //! crate's real upgrade over TCP (`handshake.rs`).
 
 mod handshake;
+mod quic;
 
 use std::io::{self, BufRead, Write};
 
