@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -128,6 +129,8 @@ type attempt struct {
 	emit    func(event)
 	done    *event
 	address chan string // role client: the address line, from watchForStop
+	// handshaken: this side's TLS handshake is over, so a stop ends the wait at once
+	handshaken atomic.Bool
 }
 
 // watchForStop reads the control lines of this request while it runs: the address (role
@@ -152,8 +155,10 @@ func watchForStop(id string, cancel context.CancelFunc, c *attempt) func() {
 				if json.Unmarshal(line, &ctl) != nil || ctl.ID != id {
 					continue // not for this request: a late line of an earlier one
 				}
-				if ctl.Stop { // the implementation answered: a moment for our side to finish
-					time.AfterFunc(250*time.Millisecond, cancel)
+				if ctl.Stop && c.handshaken.Load() { // the implementation answered
+					cancel()
+				} else if ctl.Stop { // a moment for our side's handshake to finish
+					time.AfterFunc(150*time.Millisecond, cancel)
 				} else {
 					select {
 					case c.address <- ctl.Address:
@@ -187,6 +192,7 @@ func (c *attempt) timed(run func() error) error {
 	start, cpu := time.Now(), cpuSeconds()
 	err := run()
 	c.done.Seconds, c.done.CPUSeconds = time.Since(start).Seconds(), cpuSeconds()-cpu
+	c.handshaken.Store(true)
 	return err
 }
 

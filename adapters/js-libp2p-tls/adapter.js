@@ -7,13 +7,14 @@
 // (node's socket.getPeerCertificate().raw), so a chain's extra certificates are not passed:
 // the adapter does what the library does with them. A generate request returns what
 // generateCertificate makes for a fresh host key. A handshake request runs the real upgrade
-// over TCP (handshake.js).
+// over TCP (handshake.js) or QUIC (quic.js).
 import './polyfill.js'
 import { createInterface } from 'node:readline'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { generateCertificate, verifyPeerCertificate } from '@libp2p/tls/utils'
 import { handshake } from './handshake.js'
+import { handshakeQUIC } from './quic.js'
 
 // fixturegen's host key types, as @libp2p/crypto's generateKeyPair names them.
 const KEY_TYPES = { ed25519: ['Ed25519'], secp256k1: ['secp256k1'], ecdsa: ['ECDSA', 'P-256'], rsa: ['RSA', 2048] }
@@ -81,14 +82,43 @@ async function check (req) {
   }
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
-for await (const line of lines) {
+// stdin as a queue of lines, so that a listening QUIC handshake can see its cancel line.
+const queued = []
+const waiting = []
+const watchers = new Map() // case id -> resolve of a pending cancel
+const input = createInterface({ input: process.stdin, crlfDelay: Infinity })
+input.on('line', (line) => {
+  if (line.includes('"cancel"')) {
+    try {
+      const { id, cancel } = JSON.parse(line)
+      watchers.get(id)?.({ cancel })
+    } catch {}
+    return // a cancel that came after its answer is dropped
+  }
+  if (waiting.length > 0) waiting.shift()(line)
+  else queued.push(line)
+})
+input.on('close', () => { for (const w of waiting.splice(0)) w(null); queued.push(null) })
+function nextLine () {
+  return queued.length > 0 ? Promise.resolve(queued.shift()) : new Promise(resolve => waiting.push(resolve))
+}
+function cancelled (id) {
+  const { promise, resolve } = Promise.withResolvers()
+  watchers.set(id, resolve)
+  return { promise, stop: () => watchers.delete(id) }
+}
+
+for (let line = await nextLine(); line !== null; line = await nextLine()) {
   if (line.trim() === '') continue
   let reply
   try {
-    reply = await check(JSON.parse(line))
+    const req = JSON.parse(line)
+    reply = req.kind === 'handshake' && req.transport === 'quic'
+      ? await handshakeQUIC(req, errorText, cancelled)
+      : await check(req)
   } catch (err) {
     reply = { id: '', verdict: 'skip', peer_id: null, error: `adapter: unreadable request: ${errorText(err)}` }
   }
   process.stdout.write(JSON.stringify(reply) + '\n')
 }
+process.exit(0)

@@ -19,7 +19,7 @@ A ``generate`` request makes a certificate for a fresh host key with the mode's 
 One JSON request per line on stdin, one JSON result per line on stdout; the protocol is in
 fixturegen's README. Neither verifier checks a TLS CertificateVerify, so those requests are
 answered ``skip``. In ``tls`` mode a ``handshake`` request runs the real TCP upgrade
-(``handshake.py``); the QUIC handshake is not built yet.
+(``handshake.py``); in ``quic`` mode, over the QUIC transport (``quic.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import queue
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -165,9 +167,17 @@ def main() -> int:
         from handshake import upgrader
 
         up = upgrader()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:  # one reader, so that a listening handshake can see a cancel line
+        for text in sys.stdin:
+            lines.put(text)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while (line := lines.get()) is not None:
+        if not line.strip() or '"cancel"' in line:
+            continue  # a cancel that came after its answer
         try:
             request = json.loads(line)
             if not isinstance(request, dict):
@@ -177,6 +187,10 @@ def main() -> int:
                 from handshake import handshake
 
                 reply = handshake(request, up, announce)
+            elif request.get("kind") == "handshake":
+                from quic import handshake as quic_handshake
+
+                reply = quic_handshake(request, announce, lines)
             else:
                 reply = answer(verify, request, make)
         except json.JSONDecodeError as exc:

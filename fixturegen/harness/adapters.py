@@ -80,7 +80,8 @@ SHIPPED: tuple[Adapter, ...] = (
             "@libp2p/tls/utils verifyPeerCertificate",
             "node_modules/@libp2p/tcp/package.json",
             "@libp2p/tcp dial / createListener, @libp2p/multistream-select select / handle, "
-            "then @libp2p/tls secureOutbound / secureInbound", ("tcp",)),
+            "then @libp2p/tls secureOutbound / secureInbound; QUIC: @chainsafe/libp2p-quic "
+            "2.1.1 dial / createListener", ("tcp", "quic")),
     Adapter("py-libp2p-tls", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "tls"),
             "libp2p.security.tls.certificate.verify_certificate_chain",
@@ -90,7 +91,9 @@ SHIPPED: tuple[Adapter, ...] = (
     Adapter("py-libp2p-quic", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "quic"),
             "libp2p.transport.quic.security.PeerAuthenticator.verify_peer_certificate",
-            ".venv/.installed"),
+            ".venv/.installed",
+            "QUICTransport.dial / create_listener + listen (aioquic), the reason of a refusal "
+            "taken from its loggers", ("quic",)),
 )
 
 BY_NAME = {adapter.name: adapter for adapter in SHIPPED}
