@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-slow lint bench adapters conformance clean distclean
+.PHONY: fixtures test test-fast test-slow lint bench bench-handshake adapters conformance clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py
+
+# The handshake profile: 50 handshakes per adapter, transport, direction and certificate scheme.
+bench-handshake: $(STAMP) adapters
+	$(PY) benchmarks/bench.py --handshake
 
 # The shipped harness adapters, built from their registries at pinned versions.
 adapters:

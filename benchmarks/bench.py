@@ -319,5 +319,66 @@ def bench_driver(cases: list[Any]) -> dict[str, float]:
             "cpu": best_cpu / len(requests)}
 
 
+#: One valid certificate per scheme the fixture peer can present (Ed448: crypto/tls cannot).
+PROFILE_CASES = ("matrix.ed25519.ed25519.fixed", "matrix.ecdsa_secp256r1_sha256.ed25519.fixed",
+                 "matrix.ecdsa_secp384r1_sha384.ed25519.fixed",
+                 "matrix.ecdsa_secp521r1_sha512.ed25519.fixed",
+                 "matrix.rsa_pss_rsae_sha256.ed25519.fixed",
+                 "matrix.rsa_pss_rsae_sha384.ed25519.fixed",
+                 "matrix.rsa_pss_rsae_sha512.ed25519.fixed")
+
+
+def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
+    """The handshake profile: n full handshakes per (adapter, transport, direction, certificate
+    scheme); median wall time on the implementation's side and the fixture peer's own CPU."""
+    from dataclasses import replace
+    from statistics import median
+
+    from fixturegen.harness.adapters import BY_NAME, PEER, adapters_dir
+    from fixturegen.harness.handshake import DIRECTIONS, handshake_cases
+    from fixturegen.harness.session import Target, run_handshake
+
+    base = adapters_dir()
+    print(f"\nhandshake profile ({n} handshakes per row; medians; wall: request to the "
+          "implementation's answer; peer CPU: the fixture peer's own, per handshake)")
+    print(f"  {'entry':28} {'certificate scheme':24} {'ok':>4} {'wall ms':>8} {'peer CPU ms':>12}")
+    for name in names:
+        adapter = BY_NAME[name]
+        if not adapter.built(base) or not (base / PEER).is_file():
+            print(f"  {name}: not built (make adapters)")
+            continue
+        target = Target(adapter.name, adapter.package, adapter.version, adapter.verifier,
+                        tuple(adapter.argv(base)), adapter.handshake, adapter.transports)
+        for transport in adapter.transports:
+            for direction in DIRECTIONS:
+                by_id = {c.id: c for c in handshake_cases(out, transport, direction, 10.0)}
+                for fixture in PROFILE_CASES:
+                    case = by_id[fixture]
+                    request = case.case.request
+                    runs = [replace(case, case=replace(case.case, request=request.model_copy(
+                        update={"id": f"{fixture}#{i}"}))) for i in range(n)]
+                    entry = run_handshake(target, [str(base / PEER)], runs, transport,
+                                          direction, timeout=20.0, startup=60.0,
+                                          stderr_path=None)
+                    done = [c for c in entry.cases if c.verdict == "accept" and c.peer]
+                    scheme = fixture.split(".")[1]
+                    if not done:
+                        print(f"  {entry.label:28} {scheme:24} {0:4} (none accepted: "
+                              f"{entry.cases[0].outcome})")
+                        continue
+                    wall = 1000 * median(c.seconds for c in done)
+                    cpu = 1000 * median(c.peer.cpu_seconds for c in done if c.peer)
+                    print(f"  {entry.label:28} {scheme:24} {len(done):4} {wall:8.2f} {cpu:12.3f}")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--handshake"]:
+        from fixturegen.harness.adapters import SHIPPED
+
+        chosen = sys.argv[2:] or [a.name for a in SHIPPED if a.transports]
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = Path(tmp) / "out"
+            generate(corpus)
+            bench_handshakes(corpus, chosen)
+    else:
+        main()
