@@ -155,8 +155,11 @@ func watchForStop(id string, cancel context.CancelFunc, c *attempt) func() {
 				if json.Unmarshal(line, &ctl) != nil || ctl.ID != id {
 					continue // not for this request: a late line of an earlier one
 				}
-				if ctl.Stop && c.handshaken.Load() { // the implementation answered
-					cancel()
+				if ctl.Stop && c.handshaken.Load() {
+					// The implementation answered. Its alert or close may already be
+					// in our socket, unread: a short grace to read it before the stop
+					// breaks the read (an expired deadline refuses even buffered bytes).
+					time.AfterFunc(25*time.Millisecond, cancel)
 				} else if ctl.Stop { // a moment for our side's handshake to finish
 					time.AfterFunc(150*time.Millisecond, cancel)
 				} else {
