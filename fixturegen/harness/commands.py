@@ -32,7 +32,7 @@ from fixturegen.harness.handshake import (
     Direction,
     PeerError,
     Transport,
-    handshake_cases,
+    handshake_plans,
 )
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.report import ReportFolderError, check_report_folder, write_reports
@@ -156,8 +156,7 @@ def run(
     try:
         seed, cases = load_corpus(corpus, transcripts=transcripts)
         transports: tuple[Transport, ...] = ("tcp", "quic") if mode != "api" else ()
-        plans = {(t, d): handshake_cases(corpus, t, d, timeout)
-                 for t in transports for d in DIRECTIONS}
+        plans = handshake_plans(corpus, cases, transports, timeout)
     except CorpusError as exc:
         fail(f"{exc} (build the corpus with 'make fixtures')")
     api_cases = list(cases)

@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -85,7 +85,7 @@ class HandshakeCase:
         return self.case.id
 
 
-def _fault(vector_id: str, context: str) -> str:
+def _fault(vector_id: str) -> str:
     tail = vector_id.rsplit(".", 1)[-1]
     if vector_id.startswith("cv-invalid.") and tail in FAULTS:
         return tail
@@ -96,10 +96,27 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
                     timeout: float) -> list[HandshakeCase]:
     """The cases one direction carries, in corpus order, proof sets last."""
     _, cases = load_corpus(corpus)
+    return handshake_plans(corpus, cases, (transport,), timeout)[transport, direction]
+
+
+def handshake_plans(corpus: Path, cases: Sequence[HarnessCase],
+                    transports: Sequence[Transport], timeout: float
+                    ) -> dict[tuple[Transport, Direction], list[HandshakeCase]]:
+    """Every transport and direction's cases, from one reading of the corpus (``cases`` is
+    what ``load_corpus`` read; the manifest's host keys and the proof sets are read here once)."""
+    claimed = _claimed_peer_ids(corpus)
+    vectors = read_corpus_json(corpus / "transcripts.json", "transcripts", "transcripts file") if (
+        corpus / "transcripts.json").exists() else {"proof_sets": []}
+    return {(t, d): _plan(corpus, cases, claimed, vectors, t, d, timeout)
+            for t in transports for d in DIRECTIONS}
+
+
+def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
+          vectors: dict[str, Any], transport: Transport, direction: Direction,
+          timeout: float) -> list[HandshakeCase]:
     fixtures = {c.id: c for c in cases if c.request.kind == "certificate"}
     keys = {c.request.certificates[0]: c.request.certificate_key for c in fixtures.values()
             if c.request.certificates and c.request.certificate_key}
-    claimed = _claimed_peer_ids(corpus)
     by_leaf = {c.request.certificates[0]: claimed.get(c.id) for c in fixtures.values()
                if c.request.certificates}
     context = CONTEXT[direction]
@@ -125,8 +142,6 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
         elif req.kind == "certificate_verify" and req.context == context:
             leaf = req.certificates[0] if req.certificates else ""
             out.append(_vector_case(case, request(case.id, by_leaf.get(leaf)), keys))
-    vectors = read_corpus_json(corpus / "transcripts.json", "transcripts", "transcripts file") if (
-        corpus / "transcripts.json").exists() else {"proof_sets": []}
     try:
         for ps in vectors["proof_sets"]:
             if ps["sender"] != context:
@@ -170,7 +185,7 @@ def _vector_case(case: HarnessCase, request: Request, keys: dict[str, str]) -> H
     skip = None if key else "the corpus holds no key for this certificate: the peer cannot sign"
     return HandshakeCase(replace(case, request=request), Presentation(
         tuple(certificate), key, case.request.signature_scheme,
-        _fault(case.id, case.request.context or "")), skip)
+        _fault(case.id)), skip)
 
 
 class PeerError(Exception):
