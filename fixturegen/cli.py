@@ -73,7 +73,7 @@ def profile(
 
 @app.command()
 def export(
-    lang: Annotated[str, typer.Option(help="go, python or rust.")],
+    lang: Annotated[str, typer.Option(help="go, python, rust or ts.")],
     corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")
                       ] = Path("out"),
     only: Annotated[str | None, typer.Option(help="Only the fixtures whose id matches this "

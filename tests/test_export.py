@@ -1,10 +1,11 @@
 """``fixturegen export``: test sources in an ecosystem's style; under ``make conformance`` they
-build and run against the pinned go-libp2p and py-libp2p (valid cases pass, a known divergence
-fails as its finding says)."""
+build and run against the pinned go-libp2p, py-libp2p, libp2p-tls and @libp2p/tls (valid cases
+pass, a known divergence fails as its finding says)."""
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import subprocess
@@ -38,10 +39,12 @@ def test_the_exports_embed_each_selected_fixture(corpus: Path, fixtures: dict[st
     go = export(corpus, "go", "invalid.host-key.*", tmp_path / "x_test.go").read_text()
     rust = export(corpus, "rust", "invalid.host-key.*", tmp_path / "x.rs").read_text()
     assert rust.count("#[test]\nfn ") == len(wanted)
+    ts = export(corpus, "ts", "invalid.host-key.*", tmp_path / "x.spec.ts").read_text()
     for fid in wanted:
         der = (corpus / fixtures[fid]["path"]).read_bytes().hex()
-        assert all(f'"{fid}"' in text and der in text for text in (py, go, rust))
+        assert all(f'"{fid}"' in text and der in text for text in (py, go, rust, ts))
     assert py.count('"invalid", ') == go.count('result: "invalid"') == len(wanted)
+    assert ts.count('result: "invalid"') == len(wanted)
     stdout = fixturegen("export", "--lang", "go", "--corpus", str(corpus), "--only",
                         "invalid.host-key.*")
     assert stdout.returncode == 0 and stdout.stdout == go
@@ -117,4 +120,41 @@ def test_the_rust_export_runs_against_libp2p_tls(corpus: Path, tmp_path: Path) -
         ok.stderr[-3000:])
     # libp2p-tls takes a SignedKey length with a leading zero octet (a finding): it fails
     bad = _rust(corpus, "invalid.signed-key.ber-length-leading-zero", tmp_path / "bad")
+    assert bad.returncode != 0 and "want reject, got accept" in bad.stdout
+
+
+TSCONFIG = {"compilerOptions": {"target": "ES2022", "module": "NodeNext",
+                                "moduleResolution": "NodeNext", "strict": True,
+                                "skipLibCheck": True, "types": ["node"], "outDir": "dist"},
+            "files": ["export.spec.ts"]}
+
+
+def _ts(corpus: Path, only: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str],
+                                                         subprocess.CompletedProcess[str]]:
+    """The spec compiled by the js adapter's pinned TypeScript (strict, against the packages'
+    own type declarations), then run by ``node --test``."""
+    project = tmp_path / "project"
+    project.mkdir(parents=True)
+    adapter = ROOT / "adapters/js-libp2p-tls"
+    (project / "node_modules").symlink_to(adapter / "node_modules")
+    (project / "package.json").write_text('{"type": "module"}\n')
+    (project / "tsconfig.json").write_text(json.dumps(TSCONFIG))
+    export(corpus, "ts", only, project / "export.spec.ts")
+    tsc = subprocess.run([str(adapter / "node_modules/.bin/tsc"), "-p", "."], cwd=project,
+                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(["node", "--test", "dist/export.spec.js"], cwd=project,
+                         capture_output=True, text=True, timeout=600)
+    return tsc, run
+
+
+@pytest.mark.conformance
+def test_the_ts_export_builds_and_runs_against_libp2p_tls_js(corpus: Path,
+                                                             tmp_path: Path) -> None:
+    tsc, ok = _ts(corpus, "matrix.*.ed25519.*", tmp_path / "ok")
+    assert tsc.returncode == 0, tsc.stdout[-3000:] + tsc.stderr[-3000:]
+    assert ok.returncode == 0 and "# fail 0" in ok.stdout, ok.stdout[-3000:]
+    assert "# pass 0" not in ok.stdout
+    # @libp2p/tls takes a SignedKey length with a leading zero octet (a finding): it fails
+    tsc, bad = _ts(corpus, "invalid.signed-key.ber-length-leading-zero", tmp_path / "bad")
+    assert tsc.returncode == 0, tsc.stdout[-3000:]
     assert bad.returncode != 0 and "want reject, got accept" in bad.stdout

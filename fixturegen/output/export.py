@@ -24,6 +24,7 @@ LANGUAGES = {
     "go": ("export-go.go.j2", "a Go table test for go-libp2p (p2p/security/tls)"),
     "python": ("export-python.py.j2", "a pytest module for py-libp2p (libp2p.security.tls)"),
     "rust": ("export-rust.rs.j2", "a Rust integration test for libp2p-tls (#[test] functions)"),
+    "ts": ("export-ts.ts.j2", "a TypeScript node:test spec for js-libp2p (@libp2p/tls)"),
 }
 
 
