@@ -76,8 +76,9 @@ def export(
     lang: Annotated[str, typer.Option(help="go, python, rust or ts.")],
     corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")
                       ] = Path("out"),
-    only: Annotated[str | None, typer.Option(help="Only the fixtures whose id matches this "
-                                             "glob.")] = None,
+    only: Annotated[list[str] | None, typer.Option(
+        help="Only the fixtures whose id matches this glob (repeatable: any of them).")
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="The file to write (default: stdout).")
                    ] = None,
 ) -> None:

@@ -48,6 +48,10 @@ def test_the_exports_embed_each_selected_fixture(corpus: Path, fixtures: dict[st
     stdout = fixturegen("export", "--lang", "go", "--corpus", str(corpus), "--only",
                         "invalid.host-key.*")
     assert stdout.returncode == 0 and stdout.stdout == go
+    both = fixturegen("export", "--lang", "go", "--corpus", str(corpus), "--only",
+                      "invalid.host-key.*", "--only", "matrix.ed25519.ed25519.fixed")
+    assert both.returncode == 0  # repeated --only: a fixture matching any of them
+    assert both.stdout.count('result: "') == len(wanted) + 1
 
 
 def test_bad_export_options(corpus: Path, tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ class Adapter:
     marker: str
     handshake: str = ""  # the upgrade a handshake request runs; "" when it has none yet
     transports: tuple[Literal["tcp", "quic"], ...] = ()
+    export: str = ""  # the ``fixturegen export --lang`` whose test calls this same check
 
     def argv(self, adapters: Path) -> list[str]:
         base = adapters / self.folder
@@ -68,26 +69,26 @@ SHIPPED: tuple[Adapter, ...] = (
             "target/release/adapter",
             "multistream_select::dialer_select_proto (V1Lazy) / listener_select_proto, then "
             "libp2p_tls::Config upgrade_outbound / upgrade_inbound; QUIC: libp2p-quic 0.14.0 "
-            "Transport dial / listen_on", ("tcp", "quic")),
+            "Transport dial / listen_on", ("tcp", "quic"), "rust"),
     Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p",
             ("./adapter",),
             "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter",
             "go-multistream SelectOneOf / MultistreamMuxer.Negotiate, then p2p/security/tls "
             "Transport.SecureOutbound / SecureInbound; QUIC: p2p/transport/quic Transport.Dial / "
-            "Listen + Accept", ("tcp", "quic")),
+            "Listen + Accept", ("tcp", "quic"), "go"),
     Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls",
             ("node", "./adapter.js"),
             "@libp2p/tls/utils verifyPeerCertificate",
             "node_modules/@libp2p/tcp/package.json",
             "@libp2p/tcp dial / createListener, @libp2p/multistream-select select / handle, "
             "then @libp2p/tls secureOutbound / secureInbound; QUIC: @chainsafe/libp2p-quic "
-            "2.1.1 dial / createListener", ("tcp", "quic")),
+            "2.1.1 dial / createListener", ("tcp", "quic"), "ts"),
     Adapter("py-libp2p-tls", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "tls"),
             "libp2p.security.tls.certificate.verify_certificate_chain",
             ".venv/.installed",
             "TransportUpgrader.upgrade_security (multistream-select, then TLSTransport."
-            "secure_outbound / secure_inbound) on a RawConnection over TCP", ("tcp",)),
+            "secure_outbound / secure_inbound) on a RawConnection over TCP", ("tcp",), "python"),
     Adapter("py-libp2p-quic", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "quic"),
             "libp2p.transport.quic.security.PeerAuthenticator.verify_peer_certificate",

@@ -1,4 +1,5 @@
-"""``fixturegen harness run | report | diff | list``: the conformance harness on the command line.
+"""``fixturegen harness run | report | findings | diff | list``: the conformance harness on
+the command line.
 
 Exit codes: 0 the run finished (divergences are findings, not failures); 1 with ``--known``,
 divergences that the known list does not name (for ``diff``: the runs differ); 2 usage errors
@@ -257,6 +258,30 @@ def report(
         fail(str(exc))
     write_reports(loaded, folder)
     _finish(loaded, folder, known)
+
+
+@harness_app.command("findings")
+def findings_reports(
+    results: Annotated[Path, typer.Argument(help="A results.json (or its folder).")],
+    impl: Annotated[str, typer.Option(help="The implementation: its name, or one entry's "
+                                      "label (NAME@TRANSPORT-DIRECTION).")],
+    out: Annotated[Path, typer.Option(help="The folder for the reports (new, empty, or "
+                                      "earlier findings, replaced whole).")],
+    corpus: Annotated[Path | None, typer.Option(
+        help="The corpus the run read (default: the one results.json names).")] = None,
+) -> None:
+    """One Markdown report per divergence class (a rule and an outcome), ready for the
+    implementation's tracker."""
+    from fixturegen.harness.findings import FindingsError, write
+
+    path = results / "results.json" if results.is_dir() else results
+    try:
+        loaded = load_results(path)
+        count = write(loaded, impl, out, corpus)
+    except (ResultsError, FindingsError) as exc:
+        fail(str(exc))
+    typer.echo(f"harness: {count} divergence classes of {impl} in {out}/ (index: findings.md)",
+               err=True)
 
 
 @harness_app.command("diff")

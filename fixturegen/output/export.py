@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from fixturegen import __version__
@@ -32,8 +33,11 @@ class ExportError(Exception):
     """A usage error (exit code 2)."""
 
 
-def render(corpus: Path, lang: str, only: str | None = None) -> tuple[str, int]:
-    """The source text and how many fixtures it holds."""
+def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
+           ) -> tuple[str, int]:
+    """The source text and how many fixtures it holds (``only``: globs, any of which a
+    fixture id matches; an exact id is a glob too)."""
+    globs = [only] if isinstance(only, str) else list(only or [])
     if lang not in LANGUAGES:
         raise ExportError(f"--lang {lang!r}: one of {', '.join(LANGUAGES)}")
     try:
@@ -44,7 +48,7 @@ def render(corpus: Path, lang: str, only: str | None = None) -> tuple[str, int]:
     fixtures = manifest["fixtures"]
     assert isinstance(fixtures, list)  # the schema says so
     for f in fixtures:
-        if only and not fnmatch.fnmatchcase(f["id"], only):
+        if globs and not any(fnmatch.fnmatchcase(f["id"], g) for g in globs):
             continue
         try:
             chain = [read_confined(corpus, p).hex() for p in f["chain"]]
@@ -53,11 +57,12 @@ def render(corpus: Path, lang: str, only: str | None = None) -> tuple[str, int]:
         chosen.append({"id": f["id"], "rule": f["rule"], "description": f["description"],
                        "result": f["expected"]["result"], "peer_id": f["expected"]["peer_id"],
                        "expect_peer_id": f["expect_peer_id"], "chain": chain})
+    options = "".join(f" --only {g}" for g in globs)
     if not chosen:
-        raise ExportError(f"--only {only!r} matches no fixture of {corpus}")
+        raise ExportError(f"{options.strip()!r} matches no fixture of {corpus}")
     template = environment().get_template(LANGUAGES[lang][0])
     text = template.render(fixtures=chosen, version=__version__, seed=manifest.get("seed"),
-                           only_option=f" --only {only}" if only else "")
+                           only_option=options)
     return text.rstrip("\n") + "\n", len(chosen)
 
 

@@ -1,0 +1,331 @@
+"""``fixturegen harness findings``: one upstream-ready Markdown report per divergence class.
+
+A divergence class is every case of one implementation (all its entries: the API check and
+each handshake transport and direction) that shares a rule and an outcome. Each report has a
+title a maintainer would use, the rule and where it is written, what the implementation said
+(its own error text, or "accepted"), the importance, the fixtures as hex, and the test that
+reproduces it: the ``fixturegen export`` of those fixtures in the implementation's language
+when its API check shows the same outcome, else the harness command that replays it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fixturegen.harness.adapters import BY_NAME
+from fixturegen.harness.compare import DIVERGENCES
+from fixturegen.harness.report import FINDING_ORDER, IMPORTANCE_RANK
+from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
+from fixturegen.output.export import LANGUAGES, ExportError, render
+from fixturegen.verify.inputs import InputError, printable, read_confined
+from fixturegen.verify.jsonfile import load_json
+
+INDEX = "findings.md"  # marks a folder this command wrote (it may be replaced)
+HEX_SHOWN = 4  # fixtures shown as hex in a report; the export holds them all
+EMBED_LIMIT = 60_000  # an export longer than this is attached, not pasted inline
+EXTENSIONS = {"go": "_test.go", "rust": ".rs", "ts": ".spec.ts"}  # python: test_*.py
+SPECS = {
+    "tls.md": "https://github.com/libp2p/specs/blob/master/tls/tls.md",
+    "peer-ids.md": "https://github.com/libp2p/specs/blob/master/peer-ids/peer-ids.md",
+}
+
+
+class FindingsError(Exception):
+    """A usage error (exit code 2): unknown implementation, unreadable corpus, bad folder."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One case as one entry of the implementation saw it."""
+
+    label: str  # NAME, or NAME@TRANSPORT-DIRECTION
+    mode: str
+    result: CaseResult
+
+
+@dataclass
+class DivergenceClass:
+    implementation: str
+    version: str
+    rule: str
+    outcome: str
+    entries: list[CatalogueEntry] = field(default_factory=list)
+    seen: dict[str, list[Observation]] = field(default_factory=dict)
+
+    @property
+    def importance(self) -> str | None:
+        ranked = sorted((e.importance for e in self.entries),
+                        key=lambda i: IMPORTANCE_RANK[i])
+        return ranked[0] if ranked else None
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(dict.fromkeys(e.kind for e in self.entries))
+
+    def title(self) -> str:
+        n = len(self.entries)
+        return f"{self.implementation} {self.version} {self._verb(n)}: {self.rule}"
+
+    def _verb(self, n: int) -> str:
+        s = "" if n == 1 else "s"
+        kind = self.kinds[0] if len(self.kinds) == 1 else "mixed"
+        what = {"certificate": f"certificate{s}",
+                "certificate_verify": f"CertificateVerify signature{s}",
+                "proof_set": f"handshake{s} with one proof corrupted",
+                "mixed": f"case{s}"}[kind]
+        if self.outcome == "false_accept":
+            if all(e.expected != "invalid" for e in self.entries):
+                return f"accepts {n} {what} as the wrong PeerId"
+            if kind == "proof_set":
+                return f"completes {n} {what}"
+            return f"accepts {n} invalid {what}"
+        if self.outcome == "false_reject":
+            return f"rejects {n} valid {what}"
+        return {"hang": f"hangs on {n} case{s}", "crash": f"crashes on {n} case{s}",
+                "error": f"answers garbage for {n} case{s}"}[self.outcome]
+
+
+def classes(results: ResultsFile, name: str) -> list[DivergenceClass]:
+    """The divergence classes of implementation ``name`` (a name, or one entry's label)."""
+    entries = [i for i in results.implementations if name in (i.name, i.label)]
+    if not entries:
+        known = sorted({i.name for i in results.implementations})
+        raise FindingsError(f"--impl {name!r} is not in this results file (it has: "
+                            f"{', '.join(known) or 'no implementation'})")
+    catalogue = {c.id: c for c in results.catalogue}
+    found: dict[tuple[str, str], DivergenceClass] = {}
+    for impl in entries:
+        for case in impl.cases:
+            if case.outcome not in DIVERGENCES or case.id not in catalogue:
+                continue
+            entry = catalogue[case.id]
+            cls = found.setdefault((entry.rule, case.outcome), DivergenceClass(
+                impl.name, impl.version, entry.rule, case.outcome))
+            if case.id not in cls.seen:
+                cls.entries.append(entry)
+                cls.seen[case.id] = []
+            cls.seen[case.id].append(Observation(impl.label, impl.mode, case))
+    return sorted(found.values(), key=lambda c: (FINDING_ORDER[c.outcome],
+                                                 IMPORTANCE_RANK[c.importance],
+                                                 -len(c.entries), c.rule))
+
+
+def where_written(rule: str) -> list[str]:
+    """Links to the documents the rule cites (libp2p specs, RFCs with their sections)."""
+    links: list[str] = []
+    for doc, url in SPECS.items():
+        if doc in rule:
+            links.append(f"[{doc}]({url})")
+    for number, section in re.findall(r"RFC ?(\d{3,5})(?: (?:section )?(\d+(?:\.\d+)*))?", rule):
+        anchor = f"#section-{section}" if section else ""
+        text = f"RFC {number}" + (f" section {section}" if section else "")
+        links.append(f"[{text}](https://www.rfc-editor.org/rfc/rfc{number}{anchor})")
+    if "X.690" in rule:
+        links.append("[ITU-T X.690 (DER)](https://www.itu.int/rec/T-REC-X.690)")
+    return list(dict.fromkeys(links))
+
+
+def _said(result: CaseResult) -> str:
+    if result.outcome == "false_accept" or result.verdict == "accept":
+        return f"accepted (PeerId {result.peer_id})" if result.peer_id else "accepted"
+    text = result.error or {"hang": "no answer in time", "crash": "the adapter died"}.get(
+        result.outcome, "no error text")
+    text = " ".join(printable(text).split())
+    return (text[:297] + "...") if len(text) > 300 else text
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What the reports quote from the corpus the run read."""
+
+    folder: Path
+    chains: dict[str, list[str]]  # fixture id -> chain paths
+    vectors: dict[str, dict[str, Any]]  # vector and proof-set id -> its JSON object
+
+    @classmethod
+    def load(cls, folder: Path) -> Corpus:
+        try:
+            manifest = load_json(folder / "manifest.json", "manifest", "fixturegen manifest")
+            transcripts: Any = {}
+            if (folder / "transcripts.json").exists():
+                transcripts = load_json(folder / "transcripts.json", "transcripts",
+                                        "transcripts file")
+        except InputError as exc:
+            raise FindingsError(f"{exc} (pass --corpus, the corpus the run read)") from None
+        assert isinstance(manifest, dict)
+        chains = {f["id"]: list(f["chain"]) for f in manifest["fixtures"]}
+        vectors = {v["id"]: v for key in ("vectors", "proof_sets")
+                   for v in (transcripts.get(key) or [])}
+        return cls(folder, chains, vectors)
+
+    def hexes(self, entry: CatalogueEntry) -> list[str]:
+        paths = self.chains.get(entry.id) or [entry.path]
+        try:
+            return [read_confined(self.folder, p).hex() for p in paths]
+        except InputError as exc:
+            raise FindingsError(f"{self.folder / 'manifest.json'}: {exc}") from None
+
+
+def _export(cls: DivergenceClass, corpus: Corpus) -> tuple[str, str, list[str]] | None:
+    """(language, source, ids) of the test that reproduces the class through the library's
+    API check: the certificate fixtures its API entry got the same outcome for."""
+    adapter = BY_NAME.get(cls.implementation)
+    if adapter is None or not adapter.export:
+        return None
+    ids = [e.id for e in cls.entries if e.kind == "certificate" and e.id in corpus.chains
+           and any(o.mode == "api" and o.result.outcome == cls.outcome for o in cls.seen[e.id])]
+    if not ids:
+        return None
+    try:
+        text, _ = render(corpus.folder, adapter.export, ids)
+    except ExportError as exc:
+        raise FindingsError(str(exc)) from None
+    return adapter.export, text, ids
+
+
+def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
+             export: tuple[str, str, list[str]] | None, generator: str) -> str:
+    lines = [f"# {cls.title()}", ""]
+    links = where_written(cls.rule)
+    importance = cls.importance or (
+        "not rated: a valid peer refused (an interoperability bug)"
+        if cls.outcome == "false_reject" else "not rated")
+    lines += [f"- **Rule**: {cls.rule}" + (f" ({', '.join(links)})" if links else ""),
+              f"- **Importance**: {importance}",
+              f"- **Outcome**: `{cls.outcome}` in {len(cls.entries)} case(s), seen in "
+              + ", ".join(f"`{label}`" for label in dict.fromkeys(
+                  o.label for obs in cls.seen.values() for o in obs)),
+              f"- **Found by**: {generator}; the corpus and its manifest say what a "
+              "verifier must conclude for each case", ""]
+    lines += ["## What each case is, and what the implementation said", "",
+              "| case | expected | entry | what it said |", "|---|---|---|---|"]
+    for e in cls.entries:
+        expected = e.expected + (f" ({e.expected_error})" if e.expected_error else "")
+        said: dict[str, list[str]] = {}
+        for o in cls.seen[e.id]:
+            said.setdefault(_said(o.result), []).append(f"`{o.label}`")
+        for text, labels in said.items():  # the entries that said the same, on one row
+            lines.append(f"| `{e.id}` | {expected} | {', '.join(labels)} | {_cell(text)} |")
+    lines += ["", "Descriptions:", ""]
+    lines += [f"- `{e.id}`: {e.description}" for e in cls.entries]
+    lines += ["", "## Fixtures", ""]
+    for e in cls.entries[:HEX_SHOWN]:
+        lines += [f"`{e.id}` ({e.path}), DER as hex"
+                  + (" (the chain, leaf first)" if len(corpus.chains.get(e.id, [])) > 1 else "")
+                  + ":", "", "```", *corpus.hexes(e), "```", ""]
+        if e.kind != "certificate" and e.id in corpus.vectors:
+            lines += [f"The {e.kind.replace('_', ' ')} (from `transcripts.json`):", "",
+                      "```json", json.dumps(corpus.vectors[e.id], indent=1, sort_keys=True),
+                      "```", ""]
+    if len(cls.entries) > HEX_SHOWN:
+        lines += [f"The other {len(cls.entries) - HEX_SHOWN} are files of the corpus "
+                  "(paths above) and are embedded in the exported test.", ""]
+    lines += ["## Reproduce", ""]
+    if export is not None and export_name is not None:
+        lang, text, ids = export
+        lines += [f"`fixturegen export --lang {lang}` of the {len(ids)} certificate(s) whose "
+                  f"API check gives this outcome ({LANGUAGES[lang][1]}); it fails on the "
+                  f"pinned version, as this report says. Attached: `{export_name}`.", ""]
+        if len(text) <= EMBED_LIMIT:
+            fence = {"python": "python", "ts": "ts"}.get(lang, lang)
+            lines += ["<details><summary>the test</summary>", "", f"```{fence}",
+                      text.rstrip("\n"), "```", "", "</details>", ""]
+    modes = sorted({o.mode for obs in cls.seen.values() for o in obs})
+    lines += [f"With fixturegen: `fixturegen harness run --impl {cls.implementation} "
+              f"--mode {modes[0] if len(modes) == 1 else 'all'} --corpus CORPUS` "
+              "(the corpus: `make fixtures`, same seed and version).", ""]
+    return "\n".join(lines)
+
+
+def _export_name(n: int, cls: DivergenceClass, lang: str) -> str:
+    """A file name the language's test runner takes: an identifier, and its test suffix."""
+    stem = f"finding_{n:02d}_{_slug(cls.outcome)}_{_slug(cls.rule)}".replace("-", "_")
+    return f"test_{stem}.py" if lang == "python" else f"{stem}{EXTENSIONS[lang]}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].rstrip("-")
+
+
+def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None) -> int:
+    """Write the reports of ``name`` into ``out`` (replaced whole, or not at all); returns how
+    many classes there were."""
+    found = classes(results, name)
+    corpus = Corpus.load(corpus_dir if corpus_dir is not None else Path(results.corpus))
+    _check_out(out)
+    files: list[tuple[str, str]] = []
+    index = [f"# Findings: {name}", "",
+             f"{len(found)} divergence class(es) in the run of {results.generator} over "
+             f"`{results.corpus}` (seed {results.seed!r}). One report per class: the cases of "
+             "this implementation that share a rule and an outcome.", ""]
+    if found:
+        index += ["| # | report | outcome | importance | cases |", "|---|---|---|---|---|"]
+    for n, cls in enumerate(found, 1):
+        stem = f"{n:02d}-{cls.outcome.replace('_', '-')}-{_slug(cls.rule)}"
+        export = _export(cls, corpus)
+        export_name = _export_name(n, cls, export[0]) if export else None
+        files.append((f"{stem}.md", markdown(cls, corpus, export_name, export,
+                                             results.generator)))
+        if export is not None and export_name is not None:
+            files.append((export_name, export[1]))
+        index.append(f"| {n} | [{_cell(cls.title())}]({stem}.md) | {cls.outcome} | "
+                     f"{cls.importance or '-'} | {len(cls.entries)} |")
+    files.append((INDEX, "\n".join(index) + "\n"))
+    _replace(out, files)
+    return len(found)
+
+
+def _check_out(out: Path) -> None:
+    shown = printable(str(out))
+    if out.is_symlink():
+        raise FindingsError(f"--out {shown} is a symbolic link: reports are never written "
+                            "through one")
+    if out.exists() and not out.is_dir():
+        raise FindingsError(f"--out {shown} is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / INDEX).is_file():
+        raise FindingsError(f"--out {shown} holds other files and no {INDEX}: findings go "
+                            "to a new or empty folder, or replace earlier findings")
+
+
+def _replace(out: Path, files: Iterable[tuple[str, str]]) -> None:
+    """Stage every file in a sibling folder, then swap it in: never half a set of reports."""
+    out = out.absolute()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as exc:
+        raise FindingsError(f"cannot write {printable(str(out))}: {exc.strerror or exc}"
+                            ) from None
+    old: Path | None = None
+    try:
+        staging.chmod(0o755)
+        for name, text in files:
+            target = staging / name
+            target.write_text(text, encoding="utf-8")
+            target.chmod(0o644)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{staging.name[-8:]}")
+            out.rename(old)
+        staging.rename(out)
+    except OSError as exc:
+        if old is not None and not out.exists():
+            old.rename(out)
+        raise FindingsError(f"cannot write {printable(str(out))}: {exc.strerror or exc}"
+                            ) from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+        if old is not None and old.exists():
+            shutil.rmtree(old, ignore_errors=True)
+
