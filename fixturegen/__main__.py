@@ -2,7 +2,10 @@
 
 SIGINT is answered with one line and exit 130 from the first instant: the handler is installed
 before the CLI's imports (typer, cryptography, pydantic), which take a noticeable fraction of a
-second, and the CLI itself turns a later KeyboardInterrupt into the same line.
+second, and the CLI itself turns a later KeyboardInterrupt into the same line. SIGTERM and
+SIGHUP (a CI job's timeout, a closed terminal) take the same way out, so that a run stopped by
+them also stops its adapters and fixture peers and leaves its output as an interrupt does:
+one line (``fixturegen: terminated``) and exit 128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -12,18 +15,25 @@ import signal
 import sys
 from types import FrameType
 
+_STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-def _interrupted_early(signum: int, frame: FrameType | None) -> None:
-    sys.stderr.write("fixturegen: interrupted\n")
+
+def _stopped_early(signum: int, frame: FrameType | None) -> None:
+    word = "interrupted" if signum == signal.SIGINT else "terminated"
+    sys.stderr.write(f"fixturegen: {word}\n")
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(128 + signum)
 
 
 def run() -> None:
-    signal.signal(signal.SIGINT, _interrupted_early)
+    for signum in _STOPPING:
+        signal.signal(signum, _stopped_early)
     from fixturegen.cli import main
+    from fixturegen.errors import stop_on_signal
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop_on_signal)
     sys.exit(main())
 
 

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (all accepted, or all as expected); 1 rejections, disagreements or a
 corpus that failed its check; 2 usage errors (a bad option, a pattern that matches nothing, an
-unwritable folder, an unreadable manifest). Errors are one line on standard error.
+unwritable folder, an unreadable manifest); 130 interrupted (SIGINT), 143 / 129 terminated
+(SIGTERM / SIGHUP). Errors are one line on standard error.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import typer
 
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
-from fixturegen.errors import fail
+from fixturegen.errors import EXIT_INTERRUPTED, fail, stopped_code
 from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
 from fixturegen.keys import KeyPair
@@ -99,7 +100,6 @@ def export(
 
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-EXIT_INTERRUPTED = 130
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -374,5 +374,6 @@ def main(argv: list[str] | None = None) -> int:
         code = getattr(exc, "exit_code", EXIT_USAGE)
         return code if isinstance(code, int) else EXIT_USAGE
     if rv == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
-        typer.echo("fixturegen: interrupted", err=True)
+        word, rv = stopped_code()
+        typer.echo(f"fixturegen: {word}", err=True)
     return rv if isinstance(rv, int) else EXIT_OK

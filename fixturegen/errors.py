@@ -5,6 +5,7 @@ Shared by ``fixturegen.cli`` and ``fixturegen.harness.commands`` (each documents
 
 from __future__ import annotations
 
+from types import FrameType
 from typing import NoReturn
 
 import typer
@@ -12,6 +13,25 @@ import typer
 from fixturegen.verify.inputs import printable
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM and SIGHUP give 128 + their number
+
+#: The terminating signal received (SIGTERM, SIGHUP), if one was.
+received: list[int] = []
+
+
+def stop_on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM and SIGHUP take the interrupt's way out (KeyboardInterrupt): every ``finally``
+    runs, so adapters and fixture peers are stopped and staged output is dropped."""
+    if not received:
+        received.append(signum)
+    raise KeyboardInterrupt
+
+
+def stopped_code() -> tuple[str, int]:
+    """What to print and the exit code, once a run was interrupted or terminated."""
+    if received:
+        return "terminated", 128 + received[0]
+    return "interrupted", EXIT_INTERRUPTED
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

@@ -218,3 +218,54 @@ def test_real_quic_handshakes_with_go_libp2p(built: Target, corpus: Path, direct
     else:
         assert "accepted no connection" in (transcript.error or "")
     assert got[ids[2]].verdict == "reject"
+
+
+def _marked(tag: str) -> list[int]:
+    """The processes whose environment carries ``tag`` (a run and all it started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag.encode() in environ.split(b"\0") and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize(("name", "code", "word"), [("SIGINT", 130, "interrupted"),
+                                                    ("SIGTERM", 143, "terminated")])
+def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
+        built: Target, corpus: Path, tmp_path: Path, name: str, code: int, word: str) -> None:
+    """Stopped in the middle of its handshakes (adapter listening or dialling, fixture peer
+    running), a run stops both, says one line, and the reports it kept are whole."""
+    import json
+    import os
+    import signal
+    import time
+    import uuid
+
+    tag = f"FIXTUREGEN_TEST_RUN={uuid.uuid4().hex}"
+    env = {**os.environ, tag.split("=")[0]: tag.split("=")[1]}
+    out = tmp_path / "reports"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixturegen", "harness", "run", "--impl", "go-libp2p",
+         "--mode", "handshake", "--no-interop", "--corpus", str(corpus), "--out", str(out)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(_marked(tag)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the run, its adapter and its fixture peer
+    running = _marked(tag)
+    assert len(running) >= 3, "the adapter and the fixture peer never started"
+    time.sleep(0.5)  # well inside the first direction's 377 handshakes
+    proc.send_signal(getattr(signal, name))
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert stderr.splitlines()[-1] == f"fixturegen: {word}" and "Traceback" not in stderr
+    assert _marked(tag) == [], "an adapter or fixture peer outlived the run"
+    # Written only between entries, each file whole: what is there parses and checks.
+    results = json.loads((out / "results.json").read_text())
+    assert all(len(impl["cases"]) == 377 for impl in results["implementations"])

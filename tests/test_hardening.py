@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -343,15 +344,13 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def _start_generate(out: Path) -> subprocess.Popen[str]:
+def _start_generate(out: Path, session: bool = False) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "fixturegen", "generate", "--out", str(out),
                              "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True)
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=session)
 
 
 def _wait_for_workers(proc: subprocess.Popen[str]) -> list[int]:
-    import time
-
     for _ in range(600):  # up to a minute for the interpreter and the pool to start
         workers = _children(proc.pid)
         if len(workers) >= 2 or proc.poll() is not None:
@@ -363,8 +362,6 @@ def _wait_for_workers(proc: subprocess.Popen[str]) -> list[int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_a_killed_generate(tmp_path: Path) -> None:
     import signal
-    import time
-
     proc = _start_generate(tmp_path / "out")
     workers = _wait_for_workers(proc)
     assert len(workers) >= 2, "the pool never started"
@@ -383,22 +380,38 @@ def test_workers_die_with_a_killed_generate(tmp_path: Path) -> None:
     assert (tmp_path / "out").stat().st_mode & 0o777 == 0o755
 
 
-def test_sigint_exits_130_with_one_line_and_keeps_the_corpus(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "code", "word", "group"), [
+    ("SIGINT", 130, "interrupted", False),
+    ("SIGTERM", 143, "terminated", False),
+    ("SIGTERM", 143, "terminated", True),  # the whole process group, workers included
+    ("SIGHUP", 129, "terminated", False)])
+def test_a_stopping_signal_exits_with_one_line_and_keeps_the_corpus(
+        tmp_path: Path, name: str, code: int, word: str, group: bool) -> None:
     import signal
 
+    signum = getattr(signal, name)
     out = tmp_path / "out"
     first = _cli("generate", "--out", str(out), "--only", "matrix.ed25519.*")
     assert first.returncode == 0, first.stderr
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    proc = _start_generate(out)
-    assert len(_wait_for_workers(proc)) >= 2
-    proc.send_signal(signal.SIGINT)
+    proc = _start_generate(out, session=group)
+    workers = _wait_for_workers(proc)
+    assert len(workers) >= 2
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert stderr == "fixturegen: interrupted\n"
+    assert proc.returncode == code
+    assert stderr == f"fixturegen: {word}\n"
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert not list(tmp_path.glob(".out.*"))
+    for _ in range(300):  # the workers end with the chunk they hold
+        if not any(_running(w) for w in workers):
+            break
+        time.sleep(0.1)
+    assert not [w for w in workers if _running(w)], "a worker outlived the run"
 
 
 def test_stale_folders_of_dead_runs_are_cleaned_and_an_old_corpus_restored(
@@ -425,8 +438,6 @@ def test_fuzz_the_reference_verifier_for_a_bounded_time(corpus: Path) -> None:
     """`make test-slow`: structure-aware mutants of the whole corpus for 90 seconds, each through
     a warm and a fresh verifier. Fails on any exception, on any input that takes over a second
     (a hang), and on any verdict that differs between the cached and the fresh path."""
-    import time
-
     deadline = time.monotonic() + 90
     warm = Verifier()
     seed = 1000

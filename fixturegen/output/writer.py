@@ -118,8 +118,10 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
 
 
 def _worker_start(parent: int) -> None:
-    """In each worker: die with the parent (even on its SIGKILL), leave SIGINT to the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """In each worker: die with the parent (even on its SIGKILL), leave SIGINT, SIGTERM and
+    SIGHUP to the parent (which cancels the queued work; a worker ends with its chunk)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
