@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-slow lint bench bench-handshake adapters conformance clean distclean
+.PHONY: fixtures test test-fast test-slow lint generated bench bench-handshake adapters conformance clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test-slow: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+
+# The files generated from the typed model (schemas, the README's table of checks), after a
+# change to an enum or a model; the tests fail while one is stale.
+generated: $(STAMP)
+	$(PY) tools/generated.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py

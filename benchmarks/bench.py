@@ -32,7 +32,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 
 from fixturegen.cases import CATALOGUE
 from fixturegen.certs.schemes import SCHEMES, hash_object
-from fixturegen.fuzz.campaign import make_mutants, parents
+from fixturegen.fuzz.campaign import (
+    implementation_verdicts,
+    make_mutants,
+    parents,
+    reference,
+)
 from fixturegen.harness import driver
 from fixturegen.harness.requests import load_cases
 from fixturegen.keys import KeyKind
@@ -274,7 +279,12 @@ def main() -> None:
           "reference):")
     print(f"  made          {f['n'] / f['make']:8.0f} mutants/s ({f['n']} mutants)")
     print(f"  reference     {f['n'] / f['reference']:8.0f} mutants/s (the verifier alone)")
-    print("  (each adapter's rate: `fixturegen fuzz --impl NAME`, fuzz.json's throughput)")
+    if f["adapters"]:
+        for name, rate in f["adapters"].items():
+            print(f"  {name:13} {rate:8.0f} mutants/s (through its adapter process, "
+                  f"{ADAPTER_MUTANTS} mutants, start included)")
+    else:
+        print("  (no shipped adapter is built: `make adapters` for each one's rate)")
     d = bench_driver(out_cases)
     print("\nharness driver (an adapter that answers at once; the corpus and its vectors):")
     print(f"  wall          {d['wall'] * 1000:8.3f} ms/case ({d['n']} cases; adapter and pipes "
@@ -283,7 +293,7 @@ def main() -> None:
           "target: under 5)")
 
 
-def bench_fuzz(n: int = 4000) -> dict[str, float]:
+def bench_fuzz(n: int = 4000) -> dict[str, Any]:
     pool = parents(SEED)
     t = time.perf_counter()
     mutants = make_mutants(SEED, pool, 0, n)
@@ -292,9 +302,33 @@ def bench_fuzz(n: int = 4000) -> dict[str, float]:
     def verify() -> None:
         v = Verifier()
         for m in mutants:
-            v.verify([m.der])
+            reference(v, m.der)  # as a campaign calls it: time limit armed, never raises
 
-    return {"n": len(mutants), "make": made, "reference": _best(verify, 3)}
+    return {"n": len(mutants), "make": made, "reference": _best(verify, 3),
+            "adapters": _adapter_rates(mutants[:ADAPTER_MUTANTS])}
+
+
+ADAPTER_MUTANTS = 1000
+
+
+def _adapter_rates(mutants: list[Any]) -> dict[str, float]:
+    """Mutants per second through each built shipped adapter (API mode, one process)."""
+    from fixturegen.harness.adapters import SHIPPED, AdaptersNotFound, adapters_dir
+    from fixturegen.harness.session import Target
+
+    try:
+        base = adapters_dir()
+    except AdaptersNotFound:
+        return {}
+    rates = {}
+    for adapter in SHIPPED:
+        if not adapter.built(base):
+            continue
+        target = Target(adapter.name, adapter.package, adapter.version, adapter.verifier,
+                        tuple(adapter.argv(base)))
+        _, seconds = implementation_verdicts(target, mutants, timeout=30.0, startup=120.0)
+        rates[adapter.name] = len(mutants) / seconds
+    return rates
 
 
 _INSTANT = (

@@ -19,7 +19,7 @@ import typer
 
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
-from fixturegen.errors import EXIT_INTERRUPTED, fail, stopped_code
+from fixturegen.errors import EXIT_INTERRUPTED, fail, seed_option, stopped_code
 from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
 from fixturegen.keys import KeyPair
@@ -41,8 +41,8 @@ def profile(
     ] = None,
     variant: Annotated[str, typer.Option(help="drop-in or valid (see the list).")
                        ] = "drop-in",
-    seed: Annotated[str, typer.Option(help="Seed for the throwaway keys and salts.")
-                    ] = "libp2p-fixturegen",
+    seed: Annotated[str, typer.Option(help="Seed for the throwaway keys and salts.",
+                                      callback=seed_option)] = "libp2p-fixturegen",
     certificate_key: Annotated[Path | None, typer.Option(
         help="A key the repository already has (PKCS#8 DER or PEM): the profile adds the "
         "fixtures it signs (rust-libp2p: rsa_fixture_*, an RSA key).")] = None,
@@ -122,8 +122,8 @@ def parse_time(text: str | None) -> datetime | None:
 def generate(
     out: Annotated[Path, typer.Option(help="The corpus folder (replaced only on success).")] = Path(
         "out"),
-    seed: Annotated[str, typer.Option(help="Seed for throwaway keys and salts.")] = (
-        "libp2p-fixturegen"),
+    seed: Annotated[str, typer.Option(help="Seed for throwaway keys and salts.",
+                                      callback=seed_option)] = "libp2p-fixturegen",
     random: Annotated[bool, typer.Option("--random", help="Fresh randomness (not reproducible)."
                                          )] = False,
     only: Annotated[str | None, typer.Option(help="Only the cases whose id matches this glob."
@@ -210,7 +210,7 @@ def list_cases(
 @app.command()
 def show(
     case_id: Annotated[str, typer.Argument(metavar="ID")],
-    seed: Annotated[str, typer.Option()] = "libp2p-fixturegen",
+    seed: Annotated[str, typer.Option(callback=seed_option)] = "libp2p-fixturegen",
 ) -> None:
     """Build one case and show its manifest entry and the reference verifier's verdict."""
     from fixturegen.output.writer import render_case

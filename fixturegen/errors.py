@@ -38,3 +38,18 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     line = " ".join(printable(message).split())  # one line, printable whatever it holds
     typer.echo(f"fixturegen: error: {line}", err=True)
     raise typer.Exit(code)
+
+
+MAX_SEED = 4096
+
+
+def seed_option(text: str) -> str:
+    """A ``--seed``: its UTF-8 bytes seed every derivation, so it must have some (a name that
+    came from undecodable bytes on the command line has none) and be of a sane length."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise typer.BadParameter("not valid UTF-8 (the seed is hashed as UTF-8)") from None
+    if len(text) > MAX_SEED:
+        raise typer.BadParameter(f"longer than {MAX_SEED} characters")
+    return text

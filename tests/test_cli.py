@@ -167,3 +167,19 @@ def test_list_and_show() -> None:
     shown = json.loads(p.stdout)
     assert shown["verdict"]["error"] == shown["fixture"]["expected"]["error"] == (
         "extension_signature_invalid")
+
+
+@pytest.mark.parametrize("command", [["generate", "--out", "OUT"], ["profile", "rust-libp2p",
+                                     "--out", "OUT"], ["show", "matrix.ed25519.ed25519.fixed"],
+                                     ["fuzz", "--cases", "5", "--out", "OUT"]])
+def test_a_seed_that_is_not_utf8_or_too_long_is_one_line(command: list[str],
+                                                         tmp_path: Path) -> None:
+    """A seed is hashed as UTF-8: undecodable bytes on the command line have no UTF-8 form."""
+    argv = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    for seed, words in ((b"\xff", "not valid UTF-8"), (b"a" * 5000, "longer than 4096")):
+        p = subprocess.run([sys.executable, "-m", "fixturegen", *argv, b"--seed", seed],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and words in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
+        no_traceback(p)
+    assert not (tmp_path / "out").exists()

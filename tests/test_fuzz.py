@@ -13,7 +13,15 @@ import jsonschema
 import pytest
 
 from fixturegen.fuzz import independent
-from fixturegen.fuzz.campaign import Campaign, Parent, make_mutants, parents, reference
+from fixturegen.fuzz.campaign import (
+    MEMBERS_KEPT,
+    Campaign,
+    Parent,
+    independent_check,
+    make_mutants,
+    parents,
+    reference,
+)
 from fixturegen.fuzz.mutators import OPERATORS, UNSIGNED_OPERATORS, Step, build
 from fixturegen.fuzz.report import fuzz_schema
 from fixturegen.harness.session import Target
@@ -86,10 +94,12 @@ def test_triage_clusters_minimises_and_marks_covered_or_new(pool: list[Parent]) 
     c.run(count=400)
     clusters = c.clusters()
     assert clusters
+    assert sum(x.count for x in clusters) == c.disagreements > 0
     for cluster in clusters:
         rep = cluster.representative
-        assert (rep is not None and rep in cluster.members) or rep.id.startswith(
-            tuple(m.id + "." for m in cluster.members))
+        assert rep is not None and 0 < len(cluster.members) <= min(cluster.count, MEMBERS_KEPT)
+        # the best member found (kept whether or not among the first few), or its minimised form
+        assert rep.id in c.references and rep.id.split(".m")[0].startswith("fuzz.")
         ref = c.references[rep.id]
         assert ref.key == cluster.reference_key
         assert cluster.verdicts["lenient"] == cluster.verdict
@@ -120,7 +130,7 @@ def test_the_report_replays_through_harness_run(tmp_path: Path) -> None:
     jsonschema.validate(report, json.loads((out / "fuzz.schema.json").read_text()))
     shipped = json.loads((ROOT / "fixturegen/schemas/fuzz.schema.json").read_text())
     assert shipped == fuzz_schema() == json.loads((out / "fuzz.schema.json").read_text())
-    assert report["mutants"] > 250 and report["clusters"]
+    assert report["mutants"] == 300 and report["clusters"]  # --cases N: N mutants tried
     # the manifest states the reference's verdict on every representative
     check = fixturegen("verify", "--manifest", str(out / "manifest.json"))
     assert check.returncode == 0, check.stdout + check.stderr
@@ -146,8 +156,79 @@ def test_bad_options_are_one_line_and_leave_the_folder(tmp_path: Path) -> None:
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     for args in (["--cases", "5", "--time", "5"], ["--out", str(foreign)],
-                 ["--impl", "no-such"], ["--cases", "0"], ["--name", "../x", "--", "true"]):
+                 ["--impl", "no-such"], ["--cases", "0"], ["--name", "../x", "--", "true"],
+                 ["--out", str(foreign / "notes.txt" / "report")]):  # cannot be written
         done = fixturegen("fuzz", *args, cwd=tmp_path)
         assert done.returncode == 2, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+
+
+def test_a_tbs_change_under_whole_certificate_damage_is_still_re_signed(
+        pool: list[Parent]) -> None:
+    """One fault at a time: byte-flip damages the re-signed certificate, not the parent's
+    signature over another TBS (which would be a second fault)."""
+    parent, others = pool[0], tuple(p.draft for p in pool[1:])
+    v = Verifier()
+    compared = 0
+    for value in range(8):
+        change = Step("extension-unknown", value)
+        alone, signed = build(parent.draft, others, (change,))
+        assert signed and v.verify([alone]).error != "certificate_signature_invalid"
+        flipped, flipped_signed = build(parent.draft, others, (change, Step("byte-flip", value)))
+        assert not flipped_signed and len(flipped) == len(alone)
+        diff = [a ^ b for a, b in zip(alone, flipped, strict=True) if a != b]
+        assert len(diff) == 1 and bin(diff[0]).count("1") == 1  # exactly one bit apart
+        compared += 1
+    assert compared == 8
+
+
+def test_a_kept_old_signature_is_the_parents(pool: list[Parent]) -> None:
+    parent, others = pool[0], tuple(p.draft for p in pool[1:])
+    der, signed = build(parent.draft, others, (Step("extension-unknown", 3, resign=False),))
+    assert not signed and reference(Verifier(), der).key == "certificate_signature_invalid"
+
+
+class _Stuck(Verifier):
+    def verify(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        while True:
+            pass
+
+
+class _Broken(Verifier):
+    def verify(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        raise RuntimeError("boom")
+
+
+def test_the_reference_is_bounded_in_time_and_never_raises(pool: list[Parent]) -> None:
+    der = pool[0].der
+    stuck = reference(_Stuck(), der, limit=0.2)
+    assert (stuck.verdict, stuck.error) == ("hang", "more than 0.2 s")
+    broken = reference(_Broken(), der)
+    assert broken.verdict == "crash" and broken.error == "RuntimeError: boom"
+    assert reference(Verifier(), der).verdict == "accept"  # the timer is disarmed after a hang
+
+
+def test_an_unforeseen_exception_in_the_independent_check_is_a_crash(
+        monkeypatch: pytest.MonkeyPatch, pool: list[Parent]) -> None:
+    def explode(der: bytes) -> tuple[str, str]:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(independent, "check", explode)
+    assert independent_check(pool[0].der) == ("crash", "KeyError: 'surprise'")
+
+
+def test_a_long_campaign_keeps_a_bounded_number_of_mutants(pool: list[Parent]) -> None:
+    lenient = Target("lenient", "test", "0", "accepts all", LENIENT)
+    c = Campaign(SEED, [lenient], timeout=5.0, startup=30.0, pool=pool)
+    c.run(count=1500)
+    assert c.tried == 1500
+    kept = set(c.references)
+    groups = [*c.groups.values(), *c.finding_groups.values()]
+    assert len(kept) <= len(groups) * (MEMBERS_KEPT + 1)
+    assert sum(g.count for g in c.groups.values()) == c.disagreements
+    big = [g for g in groups if g.count > MEMBERS_KEPT]
+    assert big, "no cluster outgrew what it keeps: the bound was not exercised"
+    assert all(len(g.members) == MEMBERS_KEPT for g in big)
+    # what no cluster keeps was dropped with its verdicts
+    assert set(c.verdicts["lenient"]) == kept == set(c.independent)

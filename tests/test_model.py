@@ -30,6 +30,28 @@ def test_the_readme_table_of_checks_is_the_generated_one() -> None:
     assert check_table() in readme
 
 
+def test_every_generated_file_is_up_to_date() -> None:
+    """`make generated` writes the schemas and the README's table from the model; a change to
+    an enum or a model without it fails here, naming the stale files."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "tools/generated.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_generator_rewrites_the_readme_table_alone() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generated", ROOT / "tools/generated.py")
+    assert spec is not None and spec.loader is not None
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    text = "before\n\n| # | check | error code |\n|---|---|---|\n| 1 | old | `x` |\n\nafter\n"
+    assert generated.readme_with_table(text) == "before\n\n" + check_table() + "\nafter\n"
+
+
 def test_error_codes_are_in_check_order_and_every_check_has_a_code() -> None:
     positions = [code.check.position for code in ErrorCode]
     assert positions == sorted(positions)

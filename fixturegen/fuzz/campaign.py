@@ -9,16 +9,25 @@ dropped while the disagreement stays the same, and among the members left the sm
 in size wins. A cluster is ``covered`` when a catalogue case with the same reference verdict
 gets the same verdict from that implementation (the conformance run already shows the class),
 else ``new``.
+
+Memory is bounded whatever the run's length: clusters are counted as the mutants come, and a
+cluster keeps its best representative and at most :data:`MEMBERS_KEPT` members; a mutant no
+cluster keeps is dropped with its verdicts once its batch is done. The reference verifier gets
+:data:`REFERENCE_LIMIT` seconds per mutant (a longer one is a ``hang``, a finding like a
+traceback).
 """
 
 from __future__ import annotations
 
 import base64
 import random
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from fixturegen.cases import CATALOGUE, BuildContext, Rendered
 from fixturegen.certs.builder import Draft
@@ -31,6 +40,10 @@ from fixturegen.keys.derive import stream
 from fixturegen.verify.verifier import Verifier
 
 BATCH = 2000
+#: Members a cluster keeps beside its representative (its count is exact).
+MEMBERS_KEPT = 32
+#: Seconds the reference verifier may take on one mutant.
+REFERENCE_LIMIT = 2.0
 
 
 @dataclass(frozen=True)
@@ -62,7 +75,7 @@ class Mutant:
 
 @dataclass(frozen=True)
 class Reference:
-    verdict: str  # accept | reject | crash
+    verdict: str  # accept | reject | crash | hang
     error: str | None
     peer_id: str | None
     flags: tuple[str, ...]
@@ -78,8 +91,11 @@ class Cluster:
     reference_key: str
     verdict: str
     operator: str
-    members: list[Mutant] = field(default_factory=list)
+    members: list[Mutant] = field(default_factory=list)  # the first MEMBERS_KEPT
     representative: Mutant | None = None
+    count: int = 0
+    #: Every operator of every member (kept or not), for a reference finding's reason.
+    operators: set[str] = field(default_factory=set)
     status: str = "new"
     #: The representative's verdict from every selected implementation.
     verdicts: dict[str, str] = field(default_factory=dict)
@@ -101,7 +117,8 @@ def parents(seed: bytes) -> list[Parent]:
 
 
 def make_mutants(seed: bytes, pool: Sequence[Parent], start: int, count: int) -> list[Mutant]:
-    """Mutants ``start`` .. ``start + count - 1``: each from its own seeded randomness."""
+    """Mutants ``start`` .. ``start + count - 1`` that apply to their parent (a step that does
+    not, e.g. nothing to drop, skips that number): each from its own seeded randomness."""
     out = []
     drafts = tuple(p.draft for p in pool)
     for n in range(start, start + count):
@@ -112,7 +129,7 @@ def make_mutants(seed: bytes, pool: Sequence[Parent], start: int, count: int) ->
         try:
             der, signed = build(parent.draft, others, steps)
         except (ValueError, IndexError, TypeError, OverflowError):
-            continue  # a step that does not apply to this parent (e.g. nothing to drop)
+            continue
         out.append(Mutant(f"fuzz.{n:07d}", parent.id, steps, der, signed))
     return out
 
@@ -127,15 +144,43 @@ def rebuild(m: Mutant, steps: tuple[Step, ...], by_id: dict[str, Parent]) -> Mut
     return Mutant(m.id, m.parent, steps, der, signed)
 
 
-def reference(v: Verifier, der: bytes) -> Reference:
-    """The reference verifier's verdict; a traceback is a finding (``crash``), not an exit."""
+class _Overtime(Exception):
+    pass
+
+
+def _overtime(signum: int, frame: object) -> None:
+    raise _Overtime
+
+
+def reference(v: Verifier, der: bytes, limit: float = REFERENCE_LIMIT) -> Reference:
+    """The reference verifier's verdict; a traceback (``crash``) or more than ``limit``
+    seconds (``hang``, measured in the main thread only) is a finding, not an exit."""
+    armed = threading.current_thread() is threading.main_thread()
+    if armed:
+        previous = signal.signal(signal.SIGALRM, _overtime)
+        signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         verdict = v.verify([der])
+    except _Overtime:
+        return Reference("hang", f"more than {limit:g} s", None, ())
     except Exception as exc:
         return Reference("crash", f"{type(exc).__name__}: {exc}"[:200], None, ())
+    finally:
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
     return Reference("accept" if verdict.accepted else "reject",
                      str(verdict.error) if verdict.error else None, verdict.peer_id,
                      tuple(str(f) for f in verdict.flags))
+
+
+def independent_check(der: bytes) -> tuple[str, str]:
+    """The independent check's verdict; an exception it did not foresee is a ``crash`` of that
+    check (reported as a reference finding), never the campaign's end."""
+    try:
+        return independent.check(der)
+    except Exception as exc:
+        return "crash", f"{type(exc).__name__}: {exc}"[:200]
 
 
 def request(m: Mutant) -> Request:
@@ -160,6 +205,11 @@ def disagrees(ref: Reference, verdict: str) -> bool:
     return verdict in ("accept", "reject") and verdict != ref.verdict
 
 
+def _rank(m: Mutant, size: int) -> tuple[int, int, str]:
+    """Which of two members represents a cluster: fewer steps, then a smaller change."""
+    return (len(m.steps), size, m.id)
+
+
 @dataclass
 class Campaign:
     seed: bytes
@@ -168,14 +218,25 @@ class Campaign:
     startup: float = 60.0
     progress: Callable[[str], None] | None = None
     pool: list[Parent] = field(default_factory=list)
-    mutants: list[Mutant] = field(default_factory=list)
+    #: Mutants tried (built and judged by everyone).
+    tried: int = 0
+    #: (implementation, mutant) pairs that disagree.
+    disagreements: int = 0
+    reference_crashes: int = 0
+    reference_hangs: int = 0
+    #: What the clusters keep: each kept mutant's reference verdict, independent verdict and
+    #: every implementation's verdict (impl -> id -> verdict).
     references: dict[str, Reference] = field(default_factory=dict)
-    verdicts: dict[str, dict[str, str]] = field(default_factory=dict)  # impl -> id -> verdict
-    seconds: dict[str, float] = field(default_factory=dict)
     independent: dict[str, tuple[str, str]] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
     reference_seconds: float = 0.0
     reference_slowest: float = 0.0
     catalogue: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: Disagreements by (implementation, reference key, verdict, operator), counted as they
+    #: come; reference findings by (reference key, independent verdict, operator).
+    groups: dict[tuple[str, str, str, str], Cluster] = field(default_factory=dict)
+    finding_groups: dict[tuple[str, str, str], Cluster] = field(default_factory=dict)
     verifier: Verifier = field(init=False)
     by_id: dict[str, Parent] = field(init=False)
 
@@ -192,43 +253,68 @@ class Campaign:
     def run(self, count: int | None = None, seconds: float | None = None) -> None:
         """Mutants in batches until ``count`` were tried or ``seconds`` have passed."""
         start = time.perf_counter()
-        n = 0
+        index = 0  # the next mutant number (one that does not apply is skipped)
         while True:
-            if count is not None and n >= count:
+            if count is not None and (self.tried >= count or index >= 10 * count + BATCH):
                 break
             if seconds is not None and time.perf_counter() - start >= seconds * 0.75:
                 break  # the rest of the time is the triage's
-            size = BATCH if count is None else min(BATCH, count - n)
-            batch = make_mutants(self.seed, self.pool, n, size)
-            n += size
+            size = BATCH if count is None else min(BATCH, count - self.tried)
+            batch = make_mutants(self.seed, self.pool, index, size)
+            index += size
             self.add(batch)
-            self.say(f"{len(self.mutants)} mutants, "
-                     f"{sum(1 for _ in self.raw_disagreements())} disagreements")
+            self.say(f"{self.tried} mutants, {self.disagreements} disagreements")
 
     def add(self, batch: list[Mutant]) -> None:
         t = time.perf_counter()
+        refs: dict[str, Reference] = {}
         for m in batch:
             one = time.perf_counter()
-            self.references[m.id] = reference(self.verifier, m.der)
+            refs[m.id] = ref = reference(self.verifier, m.der)
             self.reference_slowest = max(self.reference_slowest, time.perf_counter() - one)
+            if ref.verdict == "hang":  # interrupted mid-way: start from a clean verifier
+                self.reference_hangs += 1
+                self.verifier = Verifier()
+            self.reference_crashes += ref.verdict == "crash"
         self.reference_seconds += time.perf_counter() - t
-        for m in batch:
-            self.independent[m.id] = independent.check(m.der)
+        found = {m.id: independent_check(m.der) for m in batch}
+        got: dict[str, dict[str, str]] = {}
         for target in self.targets:
-            got, secs = implementation_verdicts(target, batch, timeout=self.timeout,
-                                                startup=self.startup)
-            self.verdicts.setdefault(target.name, {}).update(got)
+            got[target.name], secs = implementation_verdicts(
+                target, batch, timeout=self.timeout, startup=self.startup)
             self.seconds[target.name] = self.seconds.get(target.name, 0.0) + secs
-        self.mutants += batch
+        self.tried += len(batch)
+        for m in batch:
+            ref, ind = refs[m.id], found[m.id]
+            kept = False
+            for name, verdicts in got.items():
+                if disagrees(ref, verdicts[m.id]):
+                    self.disagreements += 1
+                    key = (name, ref.key, verdicts[m.id], m.operator)
+                    kept |= self._count(self.groups, key, Cluster(*key), m)
+            if ref.verdict != ind[0]:
+                fkey = (ref.key, ind[0], m.operator)
+                kept |= self._count(self.finding_groups, fkey,
+                                    Cluster("independent", ref.key, ind[0], m.operator), m)
+            if kept:
+                self.references[m.id], self.independent[m.id] = ref, ind
+                for name, verdicts in got.items():
+                    self.verdicts.setdefault(name, {})[m.id] = verdicts[m.id]
 
-    def raw_disagreements(self) -> list[tuple[str, Mutant]]:
-        out = []
-        for m in self.mutants:
-            ref = self.references[m.id]
-            for name, got in self.verdicts.items():
-                if disagrees(ref, got[m.id]):
-                    out.append((name, m))
-        return out
+    def _count(self, groups: dict[Any, Cluster], key: Any, new: Cluster, m: Mutant) -> bool:
+        """Count ``m`` in its cluster; whether the cluster keeps it (member or best so far)."""
+        c = groups.setdefault(key, new)
+        c.count += 1
+        c.operators |= {s.operator for s in m.steps}
+        kept = False
+        if len(c.members) < MEMBERS_KEPT:
+            c.members.append(m)
+            kept = True
+        if c.representative is None or _rank(m, self._size(m)) < _rank(
+                c.representative, self._size(c.representative)):
+            c.representative = m
+            kept = True
+        return kept
 
     def check_catalogue(self) -> None:
         """Each implementation's verdict on every single-certificate catalogue case, keyed by
@@ -248,25 +334,21 @@ class Campaign:
                                                                          strict=True)]
 
     def clusters(self, minimise_rounds: int = 2) -> list[Cluster]:
-        groups: dict[tuple[str, str, str, str], Cluster] = {}
-        for name, m in self.raw_disagreements():
-            ref = self.references[m.id]
-            verdict = self.verdicts[name][m.id]
-            key = (name, ref.key, verdict, m.operator)
-            groups.setdefault(key, Cluster(name, ref.key, verdict, m.operator)).members.append(m)
-        for c in groups.values():
-            c.representative = min(c.members, key=lambda m: (len(m.steps), self._size(m),
-                                                             m.id))
-        self._minimise(list(groups.values()), minimise_rounds)
+        groups = list(self.groups.values())
+        self._minimise(groups, minimise_rounds)
         merged: dict[tuple[str, str, str, str], Cluster] = {}
-        for c in groups.values():
+        for c in groups:
             assert c.representative is not None
             c.operator = c.representative.operator
             key = (c.implementation, c.reference_key, c.verdict, c.operator)
             if key in merged:
-                merged[key].members += c.members
-                if len(c.representative.steps) < len(merged[key].representative.steps):  # type: ignore[union-attr]
-                    merged[key].representative = c.representative
+                into = merged[key]
+                into.count += c.count
+                into.operators |= c.operators
+                into.members += c.members[:max(0, MEMBERS_KEPT - len(into.members))]
+                assert into.representative is not None
+                if len(c.representative.steps) < len(into.representative.steps):
+                    into.representative = c.representative
             else:
                 merged[key] = c
         result = sorted(merged.values(), key=lambda c: (c.implementation, c.reference_key,
@@ -310,18 +392,19 @@ class Campaign:
                     if (ref.key == c.reference_key and got[m.id] == c.verdict
                             and len(m.steps) < len(rep.steps)):
                         self.references[m.id] = ref
-                        self.independent[m.id] = independent.check(m.der)
+                        self.independent[m.id] = independent_check(m.der)
                         c.representative = m
 
     def _verdicts_of_representatives(self, clusters: list[Cluster]) -> None:
         reps = {c.representative.id: c.representative for c in clusters
                 if c.representative is not None}
         for target in self.targets:
-            missing = [m for i, m in reps.items() if i not in self.verdicts[target.name]]
+            known = self.verdicts.setdefault(target.name, {})
+            missing = [m for i, m in reps.items() if i not in known]
             if missing:
                 got, _ = implementation_verdicts(target, missing, timeout=self.timeout,
                                                  startup=self.startup)
-                self.verdicts[target.name].update(got)
+                known.update(got)
         for c in clusters:
             assert c.representative is not None
             c.verdicts = {t.name: self.verdicts[t.name][c.representative.id]
@@ -330,21 +413,10 @@ class Campaign:
     def reference_findings(self) -> list[Cluster]:
         """Mutants where the reference and the independent check differ, clustered the same
         way (implementation ``independent``); status ``documented`` when DOCUMENTED explains
-        it. Reference crashes are clustered here too (verdict ``crash``)."""
-        groups: dict[tuple[str, str, str], Cluster] = {}
-        for m in self.mutants:
-            ref = self.references[m.id]
-            ind, _ = self.independent[m.id]
-            if ref.verdict == ind:
-                continue
-            key = (ref.key, ind, m.operator)
-            groups.setdefault(key, Cluster("independent", ref.key, ind, m.operator)
-                              ).members.append(m)
+        it. Reference crashes and hangs are clustered here too."""
         out = []
-        for (ref_key, ind, _), c in sorted(groups.items()):
-            c.representative = min(c.members, key=lambda m: (len(m.steps), self._size(m), m.id))
-            why = independent.documented(ref_key, ind, {s.operator for m in c.members
-                                                         for s in m.steps})
+        for (ref_key, ind, _), c in sorted(self.finding_groups.items()):
+            why = independent.documented(ref_key, ind, c.operators)
             c.status = "documented" if why else "new"
             c.reason = why or ""
             c.verdicts = {"independent": ind}

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from fixturegen.errors import fail
+from fixturegen.errors import fail, seed_option
 from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
 from fixturegen.harness.session import Target
@@ -34,8 +34,8 @@ def fuzz(
         "--cases", min=1, max=10_000_000, help="How many mutants to try.")] = None,
     seconds: Annotated[float | None, typer.Option(
         "--time", min=1.0, max=86_400.0, help="Or: run for this many seconds.")] = None,
-    seed: Annotated[str, typer.Option(help="Seed of the parents and the mutations.")
-                    ] = DEFAULT_SEED,
+    seed: Annotated[str, typer.Option(help="Seed of the parents and the mutations.",
+                                      callback=seed_option)] = DEFAULT_SEED,
     out: Annotated[Path, typer.Option(help="The report folder (replaced only on success).")
                    ] = Path("fuzz-report"),
     adapters: Annotated[Path | None, typer.Option(
@@ -49,7 +49,13 @@ def fuzz(
 ) -> None:
     """Mutate the corpus's valid certificates and report where implementations differ."""
     from fixturegen.fuzz.campaign import Campaign
-    from fixturegen.fuzz.report import FuzzOutputError, check_out, report, write
+    from fixturegen.fuzz.report import (
+        FuzzOutputError,
+        check_out,
+        check_writable,
+        report,
+        write,
+    )
 
     if cases is not None and seconds is not None:
         fail("give --cases or --time, not both")
@@ -57,6 +63,7 @@ def fuzz(
         cases = 5000
     try:
         check_out(out.absolute())
+        check_writable(out.absolute())
     except (FuzzOutputError, OSError) as exc:
         fail(str(exc))
     targets = _targets(impl or [], adapters)

@@ -418,29 +418,34 @@ BYTE_OPERATORS = frozenset({"der-length", "der-tag"})
 
 
 def build(parent: Draft, others: tuple[Draft, ...], steps: tuple[Step, ...]) -> tuple[bytes, bool]:
-    """The mutant DER of ``parent`` under ``steps``, and whether it is properly signed."""
+    """The mutant DER of ``parent`` under ``steps``, and whether it is properly signed.
+
+    The mutated TBS is signed with the certificate's own key unless a step keeps the old
+    signature (``resign=False``: the parent's signature over its own TBS, a deliberate second
+    fault); whole-certificate damage (``byte-flip``, ``truncate``) comes after signing, so a
+    TBS change under it is still re-signed and the damage is its only other fault."""
     w = Work(parent, others)
     original_tbs = parent.tbs_der()
-    signed = True
+    keep_old = False
     for step in sorted(steps, key=lambda s: (s.operator in BYTE_OPERATORS,
                                              s.operator in UNSIGNED_OPERATORS)):
         if w.tbs is not None and step.operator not in BYTE_OPERATORS | UNSIGNED_OPERATORS:
             continue
         OPERATORS[step.operator](w, _rng(step))
-        if not step.resign or step.operator in UNSIGNED_OPERATORS:
-            signed = False
+        if not step.resign and step.operator not in UNSIGNED_OPERATORS:
+            keep_old = True
     tbs = w.tbs_bytes()
     outer = w.algorithm_identifier or w.draft.algorithm.algorithm_identifier()
     signer = w.draft.signer or w.draft.cert_key
-    if signed:
-        signature = w.draft.algorithm.sign(signer.private, tbs, w.draft.pss_salt)
-    else:  # the parent's signature over its own TBS (a labelled, deliberate second fault)
+    if keep_old:
         signature = parent.algorithm.sign((parent.signer or parent.cert_key).private,
                                           original_tbs, parent.pss_salt)
+    else:
+        signature = w.draft.algorithm.sign(signer.private, tbs, w.draft.pss_salt)
     cert = assemble(tbs, outer, signature)
     for transform in w.post:
         cert = transform(cert)
-    return cert, signed and not w.confused
+    return cert, not keep_old and not w.post and not w.confused
 
 
 def random_steps(r: random.Random) -> tuple[Step, ...]:

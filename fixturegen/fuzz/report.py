@@ -34,7 +34,7 @@ FUZZ_SCHEMA_VERSION = 1
 
 
 class ReferenceVerdict(FrozenModel):
-    verdict: Literal["accept", "reject", "crash"]
+    verdict: Literal["accept", "reject", "crash", "hang"]
     error: str | None
 
 
@@ -49,7 +49,8 @@ class ClusterInfo(FrozenModel):
     implementation: str = Field(description="Who disagrees ('independent': the check of "
                                 "fuzz/independent.py against the reference)")
     operator: str = Field(description="The minimised mutant's operators, '+'-joined")
-    count: int = Field(description="Mutants in the cluster")
+    count: int = Field(description="Mutants in the cluster (all of them counted, whether or "
+                       "not kept)")
     reference: ReferenceVerdict
     verdicts: dict[str, str] = Field(description="The representative's verdict from each "
                                      "implementation (accept, reject, skip, hang, crash, error)")
@@ -69,7 +70,10 @@ class FuzzReport(FrozenModel):
     throughput: dict[str, float] = Field(description="Mutants per second: 'reference' (the "
                                          "reference verifier alone) and each implementation")
     reference_slowest_seconds: float
-    reference_crashes: int
+    reference_crashes: int = Field(description="Mutants on which the reference verifier "
+                                   "raised (each also a reference finding)")
+    reference_hangs: int = Field(description="Mutants the reference verifier took more than "
+                                 "its limit on (each also a reference finding)")
     max_rss_mib: float = Field(description="The fuzzing process's peak memory (the reference "
                                "verifier runs in it; adapters are separate processes)")
     clusters: list[ClusterInfo]
@@ -112,7 +116,7 @@ def _info(c: Campaign, cluster: Cluster) -> ClusterInfo:
     ref = c.references[m.id]
     return ClusterInfo(
         id=m.id, implementation=cluster.implementation, operator=cluster.operator,
-        count=len(cluster.members),
+        count=cluster.count,
         reference=ReferenceVerdict(verdict=ref.verdict,  # type: ignore[arg-type]
                                    error=ref.error),
         verdicts=cluster.verdicts, status=cluster.status,  # type: ignore[arg-type]
@@ -123,7 +127,7 @@ def _info(c: Campaign, cluster: Cluster) -> ClusterInfo:
 
 def report(c: Campaign, clusters: list[Cluster], findings: list[Cluster], seed: str,
            seconds: float) -> FuzzReport:
-    n = len(c.mutants)
+    n = c.tried
     throughput = {"reference": round(n / c.reference_seconds, 1) if c.reference_seconds else 0.0}
     throughput |= {name: round(n / s, 1) for name, s in c.seconds.items() if s}
     return FuzzReport(
@@ -131,7 +135,7 @@ def report(c: Campaign, clusters: list[Cluster], findings: list[Cluster], seed: 
         generator=Generator(name="fixturegen", version=__version__), seed=seed, mutants=n,
         seconds=round(seconds, 1), throughput=throughput,
         reference_slowest_seconds=round(c.reference_slowest, 4),
-        reference_crashes=sum(r.verdict == "crash" for r in c.references.values()),
+        reference_crashes=c.reference_crashes, reference_hangs=c.reference_hangs,
         max_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         clusters=[_info(c, x) for x in clusters],
         reference_findings=[_info(c, x) for x in findings])
@@ -141,7 +145,8 @@ def summary(r: FuzzReport) -> str:
     lines = [f"# fixturegen fuzz: {r.mutants} mutants in {r.seconds:.0f} s (seed `{r.seed}`)",
              "", "| who | mutants/s |", "|---|---|"]
     lines += [f"| {k} | {v:.0f} |" for k, v in r.throughput.items()]
-    lines += ["", f"Reference verifier: {r.reference_crashes} tracebacks, slowest mutant "
+    lines += ["", f"Reference verifier: {r.reference_crashes} tracebacks, "
+              f"{r.reference_hangs} over its time limit, slowest mutant "
               f"{r.reference_slowest_seconds * 1000:.1f} ms; peak memory of the run "
               f"{r.max_rss_mib:.0f} MiB.", "",
               "## Clusters (implementation differs from the reference)", "",
@@ -176,6 +181,19 @@ def check_out(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / "fuzz.json").is_file():
         raise FuzzOutputError(f"{out} is not empty and holds no fuzz.json: nothing was changed; "
                               "give an empty or new folder")
+
+
+def check_writable(out: Path) -> None:
+    """Before a campaign: the report can be staged beside ``out`` (a folder is made and removed
+    in its nearest existing parent), so that a long run does not end unable to write."""
+    base = out.parent
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=f".{out.name}.probe-", dir=base))
+    except OSError as exc:
+        raise FuzzOutputError(f"cannot write beside {out} (in {base}): "
+                              f"{exc.strerror or exc}") from None
 
 
 def write(c: Campaign, clusters: list[Cluster], findings: list[Cluster], r: FuzzReport,
