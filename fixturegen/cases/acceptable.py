@@ -81,6 +81,20 @@ def critical_key_usage(ctx: BuildContext) -> Built:
     return ctx.built(ctx.draft(extra_extensions=(_key_usage(True),)))
 
 
+@case("acceptable.critical-subject-alt-name", "acceptable",
+      flags=(Flag.CRITICAL_KNOWN_EXTENSION,),
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand; RFC 5280 "
+           "4.2.1.6: subjectAltName is critical when the subject is empty")
+def critical_subject_alt_name(ctx: BuildContext) -> Built:
+    """subjectAltName (dNSName libp2p.example) marked critical, as RFC 5280 requires when the
+    subject is empty: X.509 libraries understand it (go-libp2p, js-libp2p over TCP and
+    py-libp2p accept), a libp2p verifier that knows only its own extension rejects it
+    (rust-libp2p, and js-libp2p over QUIC, which runs rust's crate). Found by fixturegen fuzz
+    (operator extension-critical)."""
+    san = extension(SUBJECT_ALT_NAME, der.sequence(der.tlv(0x82, b"libp2p.example")), True)
+    return ctx.built(ctx.draft(extra_extensions=(san,)))
+
+
 @case("acceptable.high-s-secp256k1", "acceptable", flags=(Flag.HIGH_S_HOST_SIGNATURE,),
       rule="peer-ids.md: Secp256k1 (silent on low-S)")
 def high_s(ctx: BuildContext) -> Built:

@@ -22,7 +22,8 @@ from pyasn1.type import namedtype, univ
 
 LIBP2P = x509.ObjectIdentifier("1.3.6.1.4.1.53594.1.1")
 UNDERSTOOD = {LIBP2P, x509.oid.ExtensionOID.BASIC_CONSTRAINTS, x509.oid.ExtensionOID.KEY_USAGE,
-              x509.oid.ExtensionOID.EXTENDED_KEY_USAGE}
+              x509.oid.ExtensionOID.EXTENDED_KEY_USAGE,
+              x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME}
 PREFIX = b"libp2p-tls-handshake:"
 
 #: Expected differences: (reference verdict key, independent verdict, the operators that

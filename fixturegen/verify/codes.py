@@ -195,10 +195,13 @@ class Flag(StrEnum):
         "reject it, yet several libp2p implementations generated such certificates (the 2022 "
         "spec vectors are of this kind). The reference verifier accepts.")
     CRITICAL_KNOWN_EXTENSION = (
-        "critical-known-extension", "a critical basicConstraints, keyUsage or extKeyUsage",
-        "A standard extension (basicConstraints, keyUsage) is marked critical. An endpoint that "
-        "understands it accepts; one that does not must reject (tls.md). The reference verifier "
-        "understands basicConstraints, keyUsage and extKeyUsage, and accepts.")
+        "critical-known-extension",
+        "a critical basicConstraints, keyUsage, extKeyUsage or subjectAltName",
+        "A standard extension (basicConstraints, keyUsage, subjectAltName) is marked critical. "
+        "An endpoint that understands it accepts (X.509 libraries do: Go's crypto/x509, "
+        "OpenSSL, cryptography); one that does not must reject (tls.md), as rust-libp2p does "
+        "for every critical extension but libp2p's. The reference verifier understands "
+        "basicConstraints, keyUsage, extKeyUsage and subjectAltName, and accepts.")
     HIGH_S_HOST_SIGNATURE = (
         "high-s-host-signature", "a secp256k1 host signature whose s is above n/2",
         "A Secp256k1 host signature with s > n/2. ECDSA accepts it; the spec says nothing about "

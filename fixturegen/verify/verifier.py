@@ -50,6 +50,7 @@ UNDERSTOOD_CRITICAL = {
     "2.5.29.19": "basicConstraints",
     "2.5.29.15": "keyUsage",
     "2.5.29.37": "extKeyUsage",
+    "2.5.29.17": "subjectAltName",  # RFC 5280 4.2.1.6: critical when the subject is empty
 }
 
 _HASH: dict[str, type[hashes.SHA256 | hashes.SHA384 | hashes.SHA512]] = {
