@@ -228,9 +228,9 @@ def test_a_failed_replace_keeps_the_corpus_and_its_reports(tmp_path: Path, faili
 # -- file modes, odd --out values ----------------------------------------------------------------
 
 
-def test_fresh_fixed_keys_are_0600_and_the_corpus_is_shareable(tmp_path: Path,
-                                                               corpus: Path) -> None:
+def test_fresh_fixed_keys_are_0600_and_the_corpus_is_shareable(tmp_path: Path) -> None:
     from fixturegen.keys.fixed import generate_fixed
+    from fixturegen.output import writer
 
     keys = tmp_path / "keys"
     keys.mkdir()
@@ -239,12 +239,16 @@ def test_fresh_fixed_keys_are_0600_and_the_corpus_is_shareable(tmp_path: Path,
     generate_fixed(keys, ["ed25519", "p256"])
     assert {p.name: p.stat().st_mode & 0o777 for p in keys.glob("*.pem")} == {
         "ed25519.pem": 0o600, "p256.pem": 0o600}
-    # The corpus (written under pytest's umask, 022 here) is readable by others, keys included.
+    # The corpus, written under the usual umask (022), is readable by others, keys included.
+    corpus = tmp_path / "out"
     old = os.umask(0o022)
-    os.umask(old)
-    if old == 0o022:
-        assert corpus.stat().st_mode & 0o777 == 0o755
-        assert {p.stat().st_mode & 0o777 for p in (corpus / "keys").iterdir()} == {0o644}
+    try:
+        writer.generate(corpus, only="matrix.ed25519.*", workers=1)
+    finally:
+        os.umask(old)
+    assert corpus.stat().st_mode & 0o777 == 0o755
+    modes = {p.stat().st_mode & 0o777 for p in (corpus / "keys").iterdir()}
+    assert modes == {0o644}
 
 
 def test_harness_reports_go_only_to_a_reports_folder(corpus: Path, tmp_path: Path) -> None:

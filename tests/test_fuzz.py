@@ -75,11 +75,13 @@ def test_mutants_are_reproducible_and_signed_ones_carry_a_valid_self_signature(
         codes[ref.key] += 1
         if m.signed:  # the mutation is the only fault: the self-signature still verifies
             assert ref.error != "certificate_signature_invalid", (m.id, m.steps)
+            codes["(signed)"] += 1
     unsigned = [m for m in a if not m.signed and not {s.operator for s in m.steps}
                 & UNSIGNED_OPERATORS]
     assert unsigned and all(reference(v, m.der).key != "accept" for m in unsigned)
     # the mutants reach every layer: many distinct verdicts, acceptance included
     assert len(codes) >= 10 and codes["accept"] > 0
+    assert codes["(signed)"] > len(a) // 2  # most mutants are signed: the branch above ran
 
 
 def test_the_independent_check_agrees_on_the_catalogue(pool: list[Parent]) -> None:

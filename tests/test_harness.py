@@ -262,3 +262,20 @@ def test_the_shipped_adapters_folder_is_found_or_named(tmp_path: Path) -> None:
                "--adapters", str(tmp_path), "--corpus", str(tmp_path)], cwd=tmp_path, env=env)
     assert bad.returncode == 2 and "not a fixturegen adapters folder" in bad.stderr
     assert len(bad.stderr.splitlines()) == 1
+
+
+def test_every_shipped_adapter_has_a_build_script_that_names_it() -> None:
+    """A new adapter is its folder (with its own build script) and its entry in adapters.py:
+    adapters/build finds it by the script's `# adapters:` line."""
+    from fixturegen.harness.adapters import PEER, SHIPPED
+
+    named: dict[str, str] = {}
+    for script in sorted((ROOT / "adapters").glob("*/build")):
+        assert os.access(script, os.X_OK), script
+        line = next(x for x in script.read_text().splitlines() if x.startswith("# adapters:"))
+        named |= {n: script.parent.name for n in line.split(":", 1)[1].split()}
+    assert named == {**{a.name: a.folder for a in SHIPPED if a.folder != "reference"},
+                     "fixture-peer": PEER.split("/")[0]}
+    unknown = subprocess.run([str(ROOT / "adapters/build"), "no-such-adapter"],
+                             capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "unknown adapter no-such-adapter" in unknown.stderr

@@ -49,11 +49,12 @@ def test_hangs_after_a_first_answer_are_findings_not_a_broken_adapter(tmp_path: 
     starts = tmp_path / "starts"
     ids = ["ok.A", "hang.1", "hang.2", "hang.3", "hang.4", "ok.B"]
     answers = driver.run([*MISBEHAVE, str(starts)], [req(i) for i in ids], timeout=2.0,
-                         startup=10.0)
+                         startup=100.0)
     assert [a.failure for a in answers] == [None, "hang", "hang", "hang", "hang", None]
-    # A restart gets twice the first answer's time plus a second, not the whole grace.
+    # A restart gets the timeout plus twice the first answer's time plus a second, not the
+    # whole grace (100 s: far above any interpreter start, however loaded the machine).
     limits = {float(a.error.split()[3]) for a in answers[2:5] if a.error}
-    assert len(limits) == 1 and 2.0 <= limits.pop() < 11.0
+    assert len(limits) == 1 and 3.0 <= limits.pop() < 2.0 + 100.0
     assert answers[-1].peer_id == "B"
     # Every hang was sent to a process (four restarts after the first start).
     assert starts.read_text().count("start") == 5

@@ -22,7 +22,7 @@ def target(name: str, *args: str) -> Target:
 def test_every_kind_of_generate_answer_becomes_an_attempt_outcome(corpus: Path,
                                                                   tmp_path: Path) -> None:
     made = run_interop([target("good", str(corpus)), target("picky", str(corpus), "reject")],
-                       tmp_path, timeout=1.0, startup=10.0, per_type=1)
+                       tmp_path, timeout=3.0, startup=30.0, per_type=1)
     outcomes = {(a.maker, a.host_key_type): (a.outcome, a.error) for a in made.attempts}
     assert outcomes[("good", "ed25519")] == ("made", None)
     assert outcomes[("good", "secp256k1")][0] == "error"
@@ -45,7 +45,7 @@ def test_the_matrix_and_the_summary(corpus: Path, tmp_path: Path) -> None:
     from fixturegen.harness.results import ResultsFile
 
     made = run_interop([target("good", str(corpus)), target("picky", str(corpus), "reject")],
-                       tmp_path, timeout=1.0, startup=10.0, per_type=2)
+                       tmp_path, timeout=3.0, startup=30.0, per_type=2)
     results = ResultsFile(schema_version=1, generator="test", corpus=str(corpus), seed=None,
                           catalogue=[], implementations=[], peer_made=made)
     columns, rows = interop_matrix(results)

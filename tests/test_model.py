@@ -113,11 +113,11 @@ def test_every_host_key_type_has_a_default_kind() -> None:
         assert KeyKind.for_host_type(host_type).host_key_type == host_type
 
 
-def _imports() -> dict[str, set[str]]:
+def _imports(root: Path = ROOT) -> dict[str, set[str]]:
     """Module -> the fixturegen modules it imports (anywhere in it, TYPE_CHECKING included)."""
     modules = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+    for path in (root / "fixturegen").rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         modules[name] = path
     graph: dict[str, set[str]] = {}
@@ -160,6 +160,51 @@ def test_no_import_cycle() -> None:
             visit(module, [module])
 
 
+#: The layers, bottom up (the README's Layout says the same): a module imports only from its own
+#: package or from a lower rank. The verifier is at the bottom: it imports nothing it checks.
+RANKS = {
+    "fixturegen": 0, "fixturegen.verify": 0,
+    "fixturegen.keys": 1, "fixturegen.errors": 1,
+    "fixturegen.identity": 2,
+    "fixturegen.certs": 3,
+    "fixturegen.model": 4,
+    "fixturegen.cases": 5,
+    "fixturegen.output": 6, "fixturegen.profiles": 6,
+    "fixturegen.harness": 7,
+    "fixturegen.fuzz": 8,
+    "fixturegen.cli": 9, "fixturegen.__main__": 10,
+}
+
+
+def _layer(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_every_import_goes_down_the_layers() -> None:
+    graph = _imports()
+    assert {_layer(m) for m in graph} <= set(RANKS), "a new package needs its rank here"
+    for module, deps in graph.items():
+        for dep in deps:
+            if dep.startswith("typer.") or _layer(dep) == _layer(module):
+                continue
+            assert RANKS[_layer(dep)] < RANKS[_layer(module)], f"{module} imports {dep}"
+
+
+def test_the_rank_check_sees_relative_and_upward_imports(tmp_path: Path) -> None:
+    """A verifier module that reached up with a relative import would be caught."""
+    for folder in ("verify", "cases"):
+        (tmp_path / "fixturegen" / folder).mkdir(parents=True)
+        (tmp_path / "fixturegen" / folder / "__init__.py").write_text("")
+    (tmp_path / "fixturegen/__init__.py").write_text("")
+    (tmp_path / "fixturegen/cases/model.py").write_text("X = 1\n")
+    (tmp_path / "fixturegen/verify/sneaky.py").write_text("from ..cases.model import X\n")
+    graph = _imports(tmp_path)
+    assert graph["fixturegen.verify.sneaky"] == {"fixturegen.cases.model"}
+    up = [(m, d) for m, deps in graph.items() for d in deps
+          if RANKS[_layer(d)] >= RANKS[_layer(m)] and _layer(d) != _layer(m)]
+    assert up == [("fixturegen.verify.sneaky", "fixturegen.cases.model")]
+
+
 def test_layers() -> None:
     graph = _imports()
     lower = ("fixturegen.cases", "fixturegen.certs", "fixturegen.identity", "fixturegen.keys",
@@ -172,7 +217,7 @@ def test_layers() -> None:
             assert not up, f"{module} imports {up}"
         if module.startswith("fixturegen.model"):
             assert deps <= {"fixturegen.model", "fixturegen.model.manifest",
-                            "fixturegen.verify.codes"}, (module, deps)
+                            "fixturegen.verify.codes", "fixturegen.keys.kinds"}, (module, deps)
         if module == "fixturegen.verify.codes":
             assert not deps
         if module.startswith("fixturegen.keys"):

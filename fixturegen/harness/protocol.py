@@ -18,11 +18,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fixturegen.keys.kinds import HOST_KEY_NAMES, HostKeyName
 from fixturegen.model.manifest import json_schema
 
-#: The host key types of the libp2p spec (peer-ids.md), as the generate request names them.
-HostKeyType = Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
-HOST_KEY_TYPES: tuple[HostKeyType, ...] = ("ed25519", "secp256k1", "ecdsa", "rsa")
+#: The host key types of the libp2p spec (peer-ids.md), as the generate request names them
+#: (owned by keys/kinds.py, beside the manifest's spelling).
+HostKeyType = HostKeyName
+HOST_KEY_TYPES = HOST_KEY_NAMES
 
 
 class Request(BaseModel):

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.harness.compare import Outcome
+from fixturegen.keys.kinds import HostKeyName
 from fixturegen.model.manifest import json_schema
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
@@ -104,7 +105,7 @@ class CellResult(PeerVerdict):
 class PeerMadeCertificate(_Model):
     id: str = Field(description="MAKER.HOST_KEY_TYPE.N")
     maker: str = Field(description="The implementation whose generator made it")
-    host_key_type: Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
+    host_key_type: HostKeyName
     path: str = Field(description="The leaf certificate (DER), relative to the reports folder")
     peer_id: str = Field(description="The PeerId the maker announced for it")
     reference: PeerVerdict = Field(description="fixturegen's reference verifier")
@@ -113,7 +114,7 @@ class PeerMadeCertificate(_Model):
 
 class GenerateAttempt(_Model):
     maker: str
-    host_key_type: Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
+    host_key_type: HostKeyName
     outcome: Literal["made", "skip", "reject", "hang", "crash", "error"] = Field(
         description="made; skip (the library does not make this type); reject (it tried and "
         "failed); hang/crash/error (the adapter, or a reply that is not a certificate)")

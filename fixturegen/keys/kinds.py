@@ -18,6 +18,10 @@ from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 HostKeyType = Literal["RSA", "Ed25519", "Secp256k1", "ECDSA"]
 #: The libp2p host key types (peer-ids.md), as the protobuf and the manifest name them.
 HOST_KEY_TYPES: tuple[HostKeyType, ...] = ("RSA", "Ed25519", "Secp256k1", "ECDSA")
+#: The same types as the harness protocol and its results name them (lower case).
+HostKeyName = Literal["ed25519", "secp256k1", "ecdsa", "rsa"]
+HOST_KEY_NAMES: tuple[HostKeyName, ...] = ("ed25519", "secp256k1", "ecdsa", "rsa")
+assert sorted(HOST_KEY_NAMES) == sorted(t.lower() for t in HOST_KEY_TYPES)
 
 _CURVES: dict[str, type[ec.EllipticCurve]] = {
     "secp256r1": ec.SECP256R1, "secp384r1": ec.SECP384R1, "secp521r1": ec.SECP521R1,

@@ -16,6 +16,7 @@ from pydantic import (
     model_serializer,
 )
 
+from fixturegen.keys.kinds import HostKeyType
 from fixturegen.verify.codes import ErrorCode, Flag
 
 SCHEMA_VERSION = 1
@@ -58,7 +59,7 @@ class CertificateInfo(FrozenModel):
 
 
 class HostKeyInfo(FrozenModel):
-    type: Literal["RSA", "Ed25519", "Secp256k1", "ECDSA"]
+    type: HostKeyType
     kind: str = Field(description="Key kind (curve or modulus) of the host key")
     source: Literal["fixed", "throwaway"]
     public_key_protobuf_hex: str
