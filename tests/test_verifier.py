@@ -171,3 +171,30 @@ def test_parser_is_strict_about_der(corpus: Path) -> None:
     for bad in (der + b"\x00", der[:-1], b"\x30\x80" + der[2:]):
         with pytest.raises(ValueError):
             parse_certificate(bad)
+
+
+def test_cached_failures_keep_no_caller_alive(corpus: Path, manifest: dict[str, Any]) -> None:
+    """A Verifier caches failed key decodings and scheme checks; what it keeps must not be an
+    exception object, whose traceback would keep the caller's frames (and, in a fuzzing
+    campaign, each batch of mutants) alive as long as the cache."""
+    import gc
+    import weakref
+
+    class Held:
+        pass
+
+    v = Verifier()
+
+    def verify_holding(chain: list[bytes]) -> weakref.ref[Held]:
+        held = Held()  # something the caller has in hand while it verifies
+        v.verify(chain)
+        return weakref.ref(held)
+
+    refs = []
+    for f in manifest["fixtures"]:
+        chain = [(corpus / p).read_bytes() for p in f["chain"]]
+        refs += [verify_holding(chain), verify_holding(chain)]  # the second: from the cache
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    rejected = [f for f in manifest["fixtures"] if f["expected"]["result"] == "invalid"]
+    assert len(rejected) > 50  # the failure paths ran

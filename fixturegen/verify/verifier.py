@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import NoReturn
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
@@ -91,6 +92,22 @@ class Reject(Exception):
         self.detail = detail
 
 
+@dataclass(frozen=True)
+class _Failed:
+    """A failure kept in a cache and raised anew on each use. (An exception object kept in a
+    cache would keep alive the frames of its raise, and through them whatever the caller had
+    in hand: in a long fuzzing run, every batch of mutants.)"""
+
+    kind: type[Exception]
+    message: str
+    code: ErrorCode | None = None  # for a Reject
+
+    def throw(self) -> NoReturn:
+        if self.code is not None:
+            raise Reject(self.code, self.message)
+        raise self.kind(self.message)
+
+
 @dataclass
 class Verdict:
     accepted: bool
@@ -149,12 +166,12 @@ class _Run:
 
 class Verifier:
     def __init__(self, cache_size: int = 4096) -> None:
-        self._keys: dict[bytes, PublicKeyTypes | Exception] = {}
-        self._host: dict[bytes, tuple[str, PublicKeyTypes] | Exception] = {}
+        self._keys: dict[bytes, PublicKeyTypes | _Failed] = {}
+        self._host: dict[bytes, tuple[str, PublicKeyTypes] | _Failed] = {}
         self._cache_size = cache_size
         #: Sub-structures of certificates already proven well-formed (keyed by kind and bytes).
         self._memo = Memo(2 * cache_size)
-        self._schemes: dict[tuple[bytes, tuple[object, ...]], tuple[_Scheme | Reject, list[Flag]]
+        self._schemes: dict[tuple[bytes, tuple[object, ...]], tuple[_Scheme | _Failed, list[Flag]]
                             ] = {}
 
     # -- key decoding, each distinct key once -------------------------------------------------
@@ -167,12 +184,12 @@ class Verifier:
                     raise ValueError("not the canonical DER of this key")
                 cached = key
             except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-                cached = ValueError(f"the public key does not decode: {exc}")
+                cached = _Failed(ValueError, f"the public key does not decode: {exc}")
             if len(self._keys) >= self._cache_size:
                 self._keys.clear()
             self._keys[spki] = cached
-        if isinstance(cached, Exception):
-            raise cached
+        if isinstance(cached, _Failed):
+            cached.throw()
         return cached
 
     def _host_key(self, pb: bytes) -> tuple[str, PublicKeyTypes]:
@@ -181,12 +198,12 @@ class Verifier:
             try:
                 cached = self._decode_host_key(pb)
             except (HostKeyMalformed, HostKeyUnsupported) as exc:
-                cached = exc
+                cached = _Failed(type(exc), str(exc))
             if len(self._host) >= self._cache_size:
                 self._host.clear()
             self._host[pb] = cached
-        if isinstance(cached, Exception):
-            raise cached
+        if isinstance(cached, _Failed):
+            cached.throw()
         return cached
 
     def _decode_host_key(self, pb: bytes) -> tuple[str, PublicKeyTypes]:
@@ -351,15 +368,15 @@ class Verifier:
             try:
                 memo = (self._classify(algorithm, key, probe), probe.flags)
             except Reject as r:
-                memo = (r, probe.flags)
+                memo = (_Failed(Reject, r.detail, r.code), probe.flags)
             if len(self._schemes) >= self._cache_size:
                 self._schemes.clear()
             self._schemes[(algorithm, shape)] = memo
         result, flags = memo
         for f in flags:
             _flag(run, f)
-        if isinstance(result, Reject):
-            raise Reject(result.code, result.detail)
+        if isinstance(result, _Failed):
+            result.throw()
         return result
 
     def _classify(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
