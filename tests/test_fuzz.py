@@ -234,3 +234,29 @@ def test_a_long_campaign_keeps_a_bounded_number_of_mutants(pool: list[Parent]) -
     assert all(len(g.members) == MEMBERS_KEPT for g in big)
     # what no cluster keeps was dropped with its verdicts
     assert set(c.verdicts["lenient"]) == kept == set(c.independent)
+
+
+@pytest.mark.conformance
+def test_a_campaign_on_the_shipped_adapters_replays_through_harness_run(tmp_path: Path) -> None:
+    """`make conformance`: a short campaign over every shipped adapter (built by make
+    adapters); every cluster's representative, replayed by `harness run --corpus`, gets from
+    each implementation the verdict the campaign recorded."""
+    out = tmp_path / "fuzz"
+    done = fixturegen("fuzz", "--impl", "all", "--cases", "3000", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((out / "fuzz.json").read_text())
+    assert report["mutants"] == 3000 and report["clusters"]
+    assert {c["implementation"] for c in report["clusters"]} >= {"go-libp2p", "js-libp2p"}
+    replay = fixturegen("harness", "run", "--impl", "all", "--mode", "api", "--no-interop",
+                        "--corpus", str(out), "--out", str(tmp_path / "r"))
+    assert replay.returncode == 0, replay.stderr[-2000:]
+    results = json.loads((tmp_path / "r/results.json").read_text())
+    got = {i["name"]: {c["id"]: c["verdict"] for c in i["cases"]}
+           for i in results["implementations"]}
+    compared = 0
+    for cluster in report["clusters"] + report["reference_findings"]:
+        for name, verdict in cluster["verdicts"].items():
+            if name != "independent":
+                assert got[name][cluster["id"]] == verdict, (cluster["id"], name)
+                compared += 1
+    assert compared >= 5 * len(report["clusters"])
