@@ -278,7 +278,8 @@ def main() -> None:
     print("\nfuzzing (mutants of the valid certificates; target: over 1,000/s through the "
           "reference):")
     print(f"  made          {f['n'] / f['make']:8.0f} mutants/s ({f['n']} mutants)")
-    print(f"  reference     {f['n'] / f['reference']:8.0f} mutants/s (the verifier alone)")
+    print(f"  reference     {f['n'] / f['reference']:8.0f} mutants/s (the verifier alone, "
+          "time limit armed)")
     if f["adapters"]:
         for name, rate in f["adapters"].items():
             print(f"  {name:13} {rate:8.0f} mutants/s (through its adapter process, "
@@ -374,8 +375,9 @@ def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
 
     base = adapters_dir()
     print(f"\nhandshake profile ({n} handshakes per row; medians; wall: request to the "
-          "implementation's answer; peer CPU: the fixture peer's own, per handshake)")
-    print(f"  {'entry':28} {'certificate scheme':24} {'ok':>4} {'wall ms':>8} {'peer CPU ms':>12}")
+          "implementation's answer; peer CPU: the fixture peer's own, per handshake)\n")
+    print("| entry | certificate scheme | accepted | median wall ms | median peer CPU ms |")
+    print("|---|---|---|---|---|")
     for name in names:
         adapter = BY_NAME[name]
         if not adapter.built(base) or not (base / PEER).is_file():
@@ -397,12 +399,13 @@ def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
                     done = [c for c in entry.cases if c.verdict == "accept" and c.peer]
                     scheme = fixture.split(".")[1]
                     if not done:
-                        print(f"  {entry.label:28} {scheme:24} {0:4} (none accepted: "
-                              f"{entry.cases[0].outcome})")
+                        print(f"| {entry.label} | {scheme} | 0 | (none accepted: "
+                              f"{entry.cases[0].outcome}) | |", flush=True)
                         continue
                     wall = 1000 * median(c.seconds for c in done)
                     cpu = 1000 * median(c.peer.cpu_seconds for c in done if c.peer)
-                    print(f"  {entry.label:28} {scheme:24} {len(done):4} {wall:8.2f} {cpu:12.3f}")
+                    print(f"| {entry.label} | {scheme} | {len(done)} | {wall:.2f} | {cpu:.3f} |",
+                          flush=True)
 
 
 if __name__ == "__main__":
