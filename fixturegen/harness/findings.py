@@ -77,7 +77,9 @@ class DivergenceClass:
         s = "" if n == 1 else "s"
         kind = self.kinds[0] if len(self.kinds) == 1 else "mixed"
         what = {"certificate": f"certificate{s}",
-                "certificate_verify": f"CertificateVerify signature{s}",
+                # a vector is the certificate and its CertificateVerify: either may be the
+                # invalid part (a valid signature by the key of a broken certificate, say)
+                "certificate_verify": f"CertificateVerify vector{s}",
                 "proof_set": f"handshake{s} with one proof corrupted",
                 "mixed": f"case{s}"}[kind]
         if self.outcome == "false_accept":
