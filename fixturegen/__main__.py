@@ -5,7 +5,8 @@ before the CLI's imports (typer, cryptography, pydantic), which take a noticeabl
 second, and the CLI itself turns a later KeyboardInterrupt into the same line. SIGTERM and
 SIGHUP (a CI job's timeout, a closed terminal) take the same way out, so that a run stopped by
 them also stops its adapters and fixture peers and leaves its output as an interrupt does:
-one line (``fixturegen: terminated``) and exit 128 + the signal's number.
+one line (``fixturegen: terminated``) and exit 128 + the signal's number. A signal that was
+ignored when the command started (``nohup``, a ``trap '' HUP``) stays ignored.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ def _stopped_early(signum: int, frame: FrameType | None) -> None:
 
 
 def run() -> None:
-    for signum in _STOPPING:
+    # A signal ignored by whoever started us (nohup, a trap) stays ignored.
+    handled = [s for s in _STOPPING if signal.getsignal(s) is not signal.SIG_IGN]
+    for signum in handled:
         signal.signal(signum, _stopped_early)
     from fixturegen.cli import main
     from fixturegen.errors import stop_on_signal
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in handled:
         signal.signal(signum, stop_on_signal)
     sys.exit(main())
 

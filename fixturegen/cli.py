@@ -375,5 +375,6 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else EXIT_USAGE
     if rv == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
         word, rv = stopped_code()
-        typer.echo(f"fixturegen: {word}", err=True)
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) cannot take the line
+            typer.echo(f"fixturegen: {word}", err=True)
     return rv if isinstance(rv, int) else EXIT_OK

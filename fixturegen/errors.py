@@ -5,6 +5,8 @@ Shared by ``fixturegen.cli`` and ``fixturegen.harness.commands`` (each documents
 
 from __future__ import annotations
 
+import os
+import signal
 from types import FrameType
 from typing import NoReturn
 
@@ -17,12 +19,22 @@ EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM and SIGHUP give 128 + their number
 
 #: The terminating signal received (SIGTERM, SIGHUP), if one was.
 received: list[int] = []
+_OWNER = os.getpid()  # the process that installed the handler (not a forked worker)
 
 
 def stop_on_signal(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM and SIGHUP take the interrupt's way out (KeyboardInterrupt): every ``finally``
-    runs, so adapters and fixture peers are stopped and staged output is dropped."""
-    if not received:
+    """SIGINT, SIGTERM and SIGHUP take the interrupt's way out (KeyboardInterrupt): every
+    ``finally`` runs, so adapters and fixture peers are stopped and staged output is dropped.
+
+    A worker forked by ``generate`` inherits this handler until its initializer replaces it: in
+    that instant it leaves SIGINT and SIGHUP to the parent and dies on SIGTERM, as it will
+    afterwards, instead of raising in the middle of its work."""
+    if os.getpid() != _OWNER:
+        if signum == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return
+    if signum != signal.SIGINT and not received:
         received.append(signum)
     raise KeyboardInterrupt
 

@@ -260,3 +260,21 @@ def test_a_campaign_on_the_shipped_adapters_replays_through_harness_run(tmp_path
                 assert got[name][cluster["id"]] == verdict, (cluster["id"], name)
                 compared += 1
     assert compared >= 5 * len(report["clusters"])
+
+
+def test_a_crash_of_both_checks_is_still_a_reference_finding(
+        monkeypatch: pytest.MonkeyPatch, pool: list[Parent]) -> None:
+    from fixturegen.fuzz import campaign
+
+    def crash(der: bytes) -> tuple[str, str]:
+        raise RuntimeError("independent boom")
+
+    monkeypatch.setattr(campaign, "reference", lambda v, der: campaign.Reference(
+        "crash", "RuntimeError: boom", None, ()))
+    monkeypatch.setattr(independent, "check", crash)
+    c = Campaign(SEED, [], pool=pool)
+    c.run(count=20)
+    assert c.reference_crashes == 20
+    findings = c.reference_findings()
+    assert sum(f.count for f in findings) == 20
+    assert {(f.reference_key, f.verdict) for f in findings} == {("RuntimeError: boom", "crash")}

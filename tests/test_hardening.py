@@ -414,6 +414,22 @@ def test_a_stopping_signal_exits_with_one_line_and_keeps_the_corpus(
     assert not [w for w in workers if _running(w)], "a worker outlived the run"
 
 
+def test_a_signal_ignored_at_start_stays_ignored(tmp_path: Path) -> None:
+    """`nohup fixturegen ...`: SIGHUP was ignored when the command started, so the run goes on."""
+    import signal
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "fixturegen", "generate", "--out", str(out),
+                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    assert len(_wait_for_workers(proc)) >= 2
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert (out / "manifest.json").is_file()
+
+
 def test_stale_folders_of_dead_runs_are_cleaned_and_an_old_corpus_restored(
         tmp_path: Path) -> None:
     from fixturegen.output.writer import clean_stale

@@ -156,18 +156,22 @@ def reference(v: Verifier, der: bytes, limit: float = REFERENCE_LIMIT) -> Refere
     """The reference verifier's verdict; a traceback (``crash``) or more than ``limit``
     seconds (``hang``, measured in the main thread only) is a finding, not an exit."""
     armed = threading.current_thread() is threading.main_thread()
-    if armed:
-        previous = signal.signal(signal.SIGALRM, _overtime)
-        signal.setitimer(signal.ITIMER_REAL, limit)
+    previous: Any = None
     try:
-        verdict = v.verify([der])
+        if armed:
+            previous = signal.signal(signal.SIGALRM, _overtime)
+            signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            verdict = v.verify([der])
+        finally:  # disarmed before anything else runs: the alarm cannot fire past this point
+            if armed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
     except _Overtime:
         return Reference("hang", f"more than {limit:g} s", None, ())
     except Exception as exc:
         return Reference("crash", f"{type(exc).__name__}: {exc}"[:200], None, ())
     finally:
         if armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
     return Reference("accept" if verdict.accepted else "reject",
                      str(verdict.error) if verdict.error else None, verdict.peer_id,
@@ -292,7 +296,7 @@ class Campaign:
                     self.disagreements += 1
                     key = (name, ref.key, verdicts[m.id], m.operator)
                     kept |= self._count(self.groups, key, Cluster(*key), m)
-            if ref.verdict != ind[0]:
+            if ref.verdict in ("crash", "hang") or ref.verdict != ind[0]:
                 fkey = (ref.key, ind[0], m.operator)
                 kept |= self._count(self.finding_groups, fkey,
                                     Cluster("independent", ref.key, ind[0], m.operator), m)
@@ -300,6 +304,18 @@ class Campaign:
                 self.references[m.id], self.independent[m.id] = ref, ind
                 for name, verdicts in got.items():
                     self.verdicts.setdefault(name, {})[m.id] = verdicts[m.id]
+        self._prune()
+
+    def _prune(self) -> None:
+        """Drop the verdicts of mutants no cluster holds any more (a representative that a
+        better one replaced): what is kept is at most MEMBERS_KEPT + 1 per cluster."""
+        held = {m.id for g in (*self.groups.values(), *self.finding_groups.values())
+                for m in (*g.members, g.representative) if m is not None}
+        tables: list[dict[str, Any]] = [self.references, self.independent,
+                                         *self.verdicts.values()]
+        for table in tables:
+            for gone in [k for k in table if k not in held]:
+                del table[gone]
 
     def _count(self, groups: dict[Any, Cluster], key: Any, new: Cluster, m: Mutant) -> bool:
         """Count ``m`` in its cluster; whether the cluster keeps it (member or best so far)."""

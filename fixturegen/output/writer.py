@@ -16,6 +16,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
@@ -108,6 +109,11 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
             out.append(r)
             if progress:
                 progress()
+    except BrokenProcessPool as exc:
+        # A worker died (killed, out of memory): a one-line error, not a traceback. (A SIGTERM
+        # to the whole group kills the workers too; the parent's own is an interrupt.)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise OutputError(f"a worker process died while building the corpus ({exc})") from None
     except BaseException:
         # Interrupted or failed: drop the queued work; the workers finish the chunk they hold
         # (a few cases, well under a second) and exit.
@@ -118,10 +124,12 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
 
 
 def _worker_start(parent: int) -> None:
-    """In each worker: die with the parent (even on its SIGKILL), leave SIGINT, SIGTERM and
-    SIGHUP to the parent (which cancels the queued work; a worker ends with its chunk)."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    """In each worker: die with the parent (even on its SIGKILL); leave SIGINT and SIGHUP (a
+    terminal's, sent to the whole group) to the parent, which cancels the queued work (a
+    worker ends with its chunk); die on SIGTERM, as the pool expects when it is broken."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
