@@ -209,11 +209,6 @@ def disagrees(ref: Reference, verdict: str) -> bool:
     return verdict in ("accept", "reject") and verdict != ref.verdict
 
 
-def _rank(m: Mutant, size: int) -> tuple[int, int, str]:
-    """Which of two members represents a cluster: fewer steps, then a smaller change."""
-    return (len(m.steps), size, m.id)
-
-
 @dataclass
 class Campaign:
     seed: bytes
@@ -290,25 +285,27 @@ class Campaign:
         self.tried += len(batch)
         for m in batch:
             ref, ind = refs[m.id], found[m.id]
-            kept = False
+            counted = False
             for name, verdicts in got.items():
                 if disagrees(ref, verdicts[m.id]):
                     self.disagreements += 1
                     key = (name, ref.key, verdicts[m.id], m.operator)
-                    kept |= self._count(self.groups, key, Cluster(*key), m)
+                    self._count(self.groups, key, Cluster(*key), m)
+                    counted = True
             if ref.verdict in ("crash", "hang") or ref.verdict != ind[0]:
                 fkey = (ref.key, ind[0], m.operator)
-                kept |= self._count(self.finding_groups, fkey,
-                                    Cluster("independent", ref.key, ind[0], m.operator), m)
-            if kept:
+                self._count(self.finding_groups, fkey,
+                            Cluster("independent", ref.key, ind[0], m.operator), m)
+                counted = True
+            if counted:  # recorded for now; _prune keeps only what a cluster holds
                 self.references[m.id], self.independent[m.id] = ref, ind
                 for name, verdicts in got.items():
                     self.verdicts.setdefault(name, {})[m.id] = verdicts[m.id]
         self._prune()
 
     def _prune(self) -> None:
-        """Drop the verdicts of mutants no cluster holds any more (a representative that a
-        better one replaced): what is kept is at most MEMBERS_KEPT + 1 per cluster."""
+        """Drop the verdicts of mutants no cluster holds (beyond its first members, or a
+        representative a better one replaced): at most MEMBERS_KEPT + 1 per cluster remain."""
         held = {m.id for g in (*self.groups.values(), *self.finding_groups.values())
                 for m in (*g.members, g.representative) if m is not None}
         tables: list[dict[str, Any]] = [self.references, self.independent,
@@ -317,20 +314,20 @@ class Campaign:
             for gone in [k for k in table if k not in held]:
                 del table[gone]
 
-    def _count(self, groups: dict[Any, Cluster], key: Any, new: Cluster, m: Mutant) -> bool:
-        """Count ``m`` in its cluster; whether the cluster keeps it (member or best so far)."""
+    def _count(self, groups: dict[Any, Cluster], key: Any, new: Cluster, m: Mutant) -> None:
+        """Count ``m`` in its cluster; keep it as a member while there is room, and as the
+        representative when it ranks before the current one."""
         c = groups.setdefault(key, new)
         c.count += 1
         c.operators |= {s.operator for s in m.steps}
-        kept = False
         if len(c.members) < MEMBERS_KEPT:
             c.members.append(m)
-            kept = True
-        if c.representative is None or _rank(m, self._size(m)) < _rank(
-                c.representative, self._size(c.representative)):
+        if c.representative is None or self._rank(m) < self._rank(c.representative):
             c.representative = m
-            kept = True
-        return kept
+
+    def _rank(self, m: Mutant) -> tuple[int, int, str]:
+        """Which of two mutants represents a cluster: fewer steps, then a smaller change."""
+        return (len(m.steps), self._size(m), m.id)
 
     def check_catalogue(self) -> None:
         """Each implementation's verdict on every single-certificate catalogue case, keyed by
