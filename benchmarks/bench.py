@@ -315,7 +315,6 @@ ADAPTER_MUTANTS = 1000
 def _adapter_rates(mutants: list[Any]) -> dict[str, float]:
     """Mutants per second through each built shipped adapter (API mode, one process)."""
     from fixturegen.harness.adapters import SHIPPED, AdaptersNotFound, adapters_dir
-    from fixturegen.harness.session import Target
 
     try:
         base = adapters_dir()
@@ -325,8 +324,7 @@ def _adapter_rates(mutants: list[Any]) -> dict[str, float]:
     for adapter in SHIPPED:
         if not adapter.built(base):
             continue
-        target = Target(adapter.name, adapter.package, adapter.version, adapter.verifier,
-                        tuple(adapter.argv(base)))
+        target = adapter.target(base)
         _, seconds = implementation_verdicts(target, mutants, timeout=30.0, startup=120.0)
         rates[adapter.name] = len(mutants) / seconds
     return rates
@@ -354,13 +352,6 @@ def bench_driver(cases: list[Any]) -> dict[str, float]:
             "cpu": best_cpu / len(requests)}
 
 
-#: One valid certificate per scheme the fixture peer can present (Ed448: crypto/tls cannot).
-PROFILE_CASES = ("matrix.ed25519.ed25519.fixed", "matrix.ecdsa_secp256r1_sha256.ed25519.fixed",
-                 "matrix.ecdsa_secp384r1_sha384.ed25519.fixed",
-                 "matrix.ecdsa_secp521r1_sha512.ed25519.fixed",
-                 "matrix.rsa_pss_rsae_sha256.ed25519.fixed",
-                 "matrix.rsa_pss_rsae_sha384.ed25519.fixed",
-                 "matrix.rsa_pss_rsae_sha512.ed25519.fixed")
 
 
 def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
@@ -370,8 +361,8 @@ def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
     from statistics import median
 
     from fixturegen.harness.adapters import BY_NAME, PEER, adapters_dir
-    from fixturegen.harness.handshake import DIRECTIONS, handshake_cases
-    from fixturegen.harness.session import Target, run_handshake
+    from fixturegen.harness.handshake import DIRECTIONS, PROFILE_CASES, handshake_cases
+    from fixturegen.harness.session import run_handshake
 
     base = adapters_dir()
     print(f"\nhandshake profile ({n} handshakes per row; medians; wall: request to the "
@@ -383,8 +374,7 @@ def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
         if not adapter.built(base) or not (base / PEER).is_file():
             print(f"  {name}: not built (make adapters)")
             continue
-        target = Target(adapter.name, adapter.package, adapter.version, adapter.verifier,
-                        tuple(adapter.argv(base)), adapter.handshake, adapter.transports)
+        target = adapter.target(base)
         for transport in adapter.transports:
             for direction in DIRECTIONS:
                 by_id = {c.id: c for c in handshake_cases(out, transport, direction, 10.0)}

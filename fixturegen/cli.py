@@ -24,6 +24,7 @@ from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
 from fixturegen.keys import KeyPair
 from fixturegen.verify.inputs import printable
+from fixturegen.versions import commands as versions_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None, help="libp2p TLS certificate fixtures.")
@@ -31,6 +32,10 @@ keys_app = typer.Typer(no_args_is_help=True, help="The fixed keys under keys/.")
 app.add_typer(keys_app, name="keys")
 app.add_typer(harness_app, name="harness")
 app.command("fuzz")(fuzz_command)
+harness_app.command("matrix")(versions_commands.matrix)
+harness_app.command("check")(versions_commands.check_command)
+harness_app.command("profile")(versions_commands.profile_command)
+harness_app.command("build")(versions_commands.build_command)
 
 
 @app.command()

@@ -169,9 +169,9 @@ RANKS = {
     "fixturegen.certs": 3,
     "fixturegen.model": 4,
     "fixturegen.cases": 5,
-    "fixturegen.output": 6, "fixturegen.profiles": 6,
+    "fixturegen.output": 6, "fixturegen.profiles": 6, "fixturegen.builds": 6,
     "fixturegen.harness": 7,
-    "fixturegen.fuzz": 8,
+    "fixturegen.fuzz": 8, "fixturegen.versions": 8,
     "fixturegen.cli": 9, "fixturegen.__main__": 10,
 }
 

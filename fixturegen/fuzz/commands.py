@@ -113,6 +113,5 @@ def _targets(names: list[str], adapters: Path | None) -> list[Target]:
                 fail(f"adapter {n} is not built: run 'make adapters' (adapters/build {n})",
                      EXIT_ADAPTER)
             if n not in [t.name for t in targets]:
-                targets.append(Target(adapter.name, adapter.package, adapter.version,
-                                      adapter.verifier, tuple(adapter.argv(base))))
+                targets.append(adapter.target(base))
     return targets

@@ -16,7 +16,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from fixturegen.builds.build import Built, Recipe
+from fixturegen.builds.registries import Ecosystem
+
+if TYPE_CHECKING:
+    from fixturegen.harness.session import Target
 
 ENV = "FIXTUREGEN_ADAPTERS"
 
@@ -47,54 +53,93 @@ class Adapter:
     version: str
     folder: str
     command: tuple[str, ...]
-    verifier: str
-    marker: str
+    verifier: str = ""
+    marker: str = ""
     handshake: str = ""  # the upgrade a handshake request runs; "" when it has none yet
     transports: tuple[Literal["tcp", "quic"], ...] = ()
     export: str = ""  # the ``fixturegen export --lang`` whose test calls this same check
+    # Builds of other versions (fixturegen.builds): the registry, the package as it names it,
+    # and the first version that carries the verifier the adapter calls.
+    ecosystem: Ecosystem = "crates"
+    registry_name: str = ""
+    since: str = ""
 
     def argv(self, adapters: Path) -> list[str]:
-        base = adapters / self.folder
-        return [str(base / part) if part.startswith("./") else part for part in self.command]
+        return self.argv_in(adapters / self.folder)
+
+    def argv_in(self, folder: Path) -> list[str]:
+        """The command line of the adapter built in ``folder`` (the checkout's, or a cached
+        build of another version)."""
+        return [str(folder / part) if part.startswith("./") else part for part in self.command]
 
     def built(self, adapters: Path) -> bool:
         """Whether ``adapters/build`` has left what the command needs."""
         return (adapters / self.folder / self.marker).exists()
 
+    @property
+    def recipe(self) -> Recipe:
+        return Recipe(self.name, self.folder, self.ecosystem, self.registry_name, self.version,
+                      self.since, self.marker)
+
+    def target(self, adapters: Path, build: Built | None = None) -> Target:
+        """The harness target: the checkout's pinned build, or ``build`` (another version or a
+        source tree), with the handshake transports that build has."""
+        from fixturegen.harness.session import Target
+
+        if build is None or build.folder == adapters / self.folder:
+            return Target(self.name, self.package, self.version, self.verifier,
+                          tuple(self.argv(adapters)), self.handshake, self.transports)
+        transports = self.transports if build.transports is None else tuple(
+            t for t in self.transports if t in build.transports)
+        package = (self.package if build.source is None
+                   else f"{self.package} (source {build.source})")
+        return Target(self.name, package, build.version, self.verifier,
+                      tuple(self.argv_in(build.folder)), self.handshake, transports,
+                      build.notes)
+
 
 SHIPPED: tuple[Adapter, ...] = (
     Adapter("rust-libp2p", "crates.io libp2p-tls", "0.7.0", "rust-libp2p-tls",
             ("./target/release/adapter",),
-            "libp2p_tls::certificate::parse, P2pCertificate::peer_id, verify_signature",
-            "target/release/adapter",
-            "multistream_select::dialer_select_proto (V1Lazy) / listener_select_proto, then "
-            "libp2p_tls::Config upgrade_outbound / upgrade_inbound; QUIC: libp2p-quic 0.14.0 "
-            "Transport dial / listen_on", ("tcp", "quic"), "rust"),
-    Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p",
-            ("./adapter",),
-            "p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate", "adapter",
-            "go-multistream SelectOneOf / MultistreamMuxer.Negotiate, then p2p/security/tls "
-            "Transport.SecureOutbound / SecureInbound; QUIC: p2p/transport/quic Transport.Dial / "
-            "Listen + Accept", ("tcp", "quic"), "go"),
-    Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls",
-            ("node", "./adapter.js"),
-            "@libp2p/tls/utils verifyPeerCertificate",
-            "node_modules/@libp2p/tcp/package.json",
-            "@libp2p/tcp dial / createListener, @libp2p/multistream-select select / handle, "
-            "then @libp2p/tls secureOutbound / secureInbound; QUIC: @chainsafe/libp2p-quic "
-            "2.1.1 dial / createListener", ("tcp", "quic"), "ts"),
+            verifier="libp2p_tls::certificate::parse, P2pCertificate::peer_id, verify_signature",
+            marker="target/release/adapter",
+            handshake="multistream_select::dialer_select_proto (V1Lazy) / listener_select_proto, "
+            "then libp2p_tls::Config upgrade_outbound / upgrade_inbound; QUIC: libp2p-quic "
+            "Transport dial / listen_on",
+            transports=("tcp", "quic"), export="rust",
+            ecosystem="crates", registry_name="libp2p-tls", since="0.1.0-alpha"),
+    Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p", ("./adapter",),
+            verifier="p2p/security/tls Identity.ConfigForPeer(...).VerifyPeerCertificate",
+            marker="adapter",
+            handshake="go-multistream SelectOneOf / MultistreamMuxer.Negotiate, then "
+            "p2p/security/tls Transport.SecureOutbound / SecureInbound; QUIC: p2p/transport/quic "
+            "Transport.Dial / Listen + Accept",
+            transports=("tcp", "quic"), export="go",
+            ecosystem="go", registry_name="github.com/libp2p/go-libp2p", since="v0.20.0"),
+    Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls", ("node", "./adapter.js"),
+            verifier="@libp2p/tls/utils verifyPeerCertificate",
+            marker="node_modules/@libp2p/tcp/package.json",
+            handshake="@libp2p/tcp dial / createListener, @libp2p/multistream-select select / "
+            "handle, then @libp2p/tls secureOutbound / secureInbound; QUIC: "
+            "@chainsafe/libp2p-quic dial / createListener",
+            transports=("tcp", "quic"), export="ts",
+            ecosystem="npm", registry_name="@libp2p/tls", since="1.0.0"),
     Adapter("py-libp2p-tls", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "tls"),
-            "libp2p.security.tls.certificate.verify_certificate_chain",
-            ".venv/.installed",
-            "TransportUpgrader.upgrade_security (multistream-select, then TLSTransport."
-            "secure_outbound / secure_inbound) on a RawConnection over TCP", ("tcp",), "python"),
+            verifier="libp2p.security.tls.certificate.verify_certificate_chain",
+            marker=".venv/.installed",
+            handshake="TransportUpgrader.upgrade_security (multistream-select, then TLSTransport."
+            "secure_outbound / secure_inbound) on a RawConnection over TCP",
+            transports=("tcp",), export="python",
+            ecosystem="pypi", registry_name="libp2p", since="0.4.0"),
     Adapter("py-libp2p-quic", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "quic"),
-            "libp2p.transport.quic.security.PeerAuthenticator.verify_peer_certificate",
-            ".venv/.installed",
-            "QUICTransport.dial / create_listener + listen (aioquic), the reason of a refusal "
-            "taken from its loggers", ("quic",)),
+            verifier="libp2p.transport.quic.security.PeerAuthenticator.verify_peer_certificate",
+            marker=".venv/.installed",
+            handshake="QUICTransport.dial / create_listener + listen (aioquic), the reason of a "
+            "refusal taken from its loggers",
+            transports=("quic",),
+            ecosystem="pypi", registry_name="libp2p", since="0.3.0"),
 )
 
 BY_NAME = {adapter.name: adapter for adapter in SHIPPED}

@@ -11,6 +11,7 @@ results of the implementations it ran.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -18,7 +19,16 @@ from typing import Annotated
 
 import typer
 
-from fixturegen.errors import fail
+from fixturegen.builds.build import (
+    DEFAULT_BUILD_TIMEOUT,
+    BuildError,
+    Wanted,
+    ensure,
+    parse_impl,
+)
+from fixturegen.builds.cache import CacheError, cache_root
+from fixturegen.builds.versions import VersionError
+from fixturegen.errors import EXIT_USAGE, fail
 from fixturegen.harness.adapters import (
     BY_NAME,
     PEER,
@@ -27,17 +37,10 @@ from fixturegen.harness.adapters import (
     adapters_dir,
 )
 from fixturegen.harness.compare import DIVERGENCES
-from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
-from fixturegen.harness.handshake import (
-    DIRECTIONS,
-    Direction,
-    PeerError,
-    Transport,
-    handshake_plans,
-)
+from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.report import ReportFolderError, check_report_folder, write_reports
-from fixturegen.harness.requests import CorpusError, load_corpus
+from fixturegen.harness.requests import CorpusError
 from fixturegen.harness.results import (
     Implementation,
     Known,
@@ -48,14 +51,15 @@ from fixturegen.harness.results import (
     load_results,
 )
 from fixturegen.harness.session import (
+    Corpus,
     Target,
     mark_known,
+    read_corpus,
     results_file,
-    run_handshake,
-    run_target,
+    run_entries,
 )
 
-EXIT_OK, EXIT_NEW, EXIT_USAGE, EXIT_ADAPTER = 0, 1, 2, 3
+EXIT_OK, EXIT_NEW, EXIT_ADAPTER = 0, 1, 3
 
 harness_app = typer.Typer(no_args_is_help=True, help="Run third-party implementations over the "
                           "corpus and report where they disagree with the spec.")
@@ -85,15 +89,81 @@ def _summary(results: ResultsFile) -> None:
                    f"skip {c['skip']}, hang {c['hang']}, crash {c['crash']}, error {c['error']}")
 
 
+def say(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def build_cache(given: Path | None) -> Path:
+    try:
+        return cache_root(given)
+    except CacheError as exc:
+        fail(str(exc))
+
+
+def shipped_targets(impl: list[str], source: Path | None, base: Path, *,
+                    cache: Path | None, rebuild: bool, build_timeout: float,
+                    holds: contextlib.ExitStack, code: int = EXIT_ADAPTER) -> list[Target]:
+    """The targets ``--impl`` names (``NAME``, ``NAME@VERSION``, ``all``), each built: the
+    checkout's pinned build, or another version or ``source`` tree from the build cache (a
+    build that cannot be made exits ``code`` with one line). Each build's shared lock is held
+    by ``holds``."""
+    if source is not None and (len(impl) != 1 or impl[0] == "all" or "@" in impl[0]):
+        fail("--source PATH goes with one --impl NAME (no @VERSION)")
+    targets: list[Target] = []
+    root: Path | None = None
+    for wanted in impl:
+        try:
+            name, version = parse_impl(wanted)
+        except VersionError as exc:
+            fail(str(exc))
+        names = [a.name for a in SHIPPED] if name == "all" and version is None else [name]
+        for n in names:
+            adapter = BY_NAME.get(n)
+            if adapter is None:
+                fail(f"no shipped adapter {n!r} (known: {', '.join(BY_NAME)}, all)")
+            want = Wanted(version=version, source=source)
+            if not want.pinned and root is None:
+                root = build_cache(cache)
+            try:
+                built = ensure(adapter.recipe, base, want, root or base, rebuild=rebuild,
+                               timeout=build_timeout, say=say)
+            except BuildError as exc:
+                fail(str(exc), EXIT_USAGE if exc.request and code == EXIT_ADAPTER else code)
+            except VersionError as exc:
+                fail(str(exc))
+            holds.callback(built.hold.release)
+            if not want.pinned:
+                say(f"harness: {n} {built.version}: "
+                     + ("from the build cache" if built.reused else f"built in "
+                        f"{built.seconds:.0f} s") + f" ({built.folder})")
+            for note in built.notes:
+                say(f"harness: {n} {built.version}: {note}")
+            targets.append(adapter.target(base, built))
+    return targets
+
+
 @harness_app.command("run")
 def run(
     command: Annotated[list[str] | None, typer.Argument(
         help="Your own adapter: everything after '--' is its command line.")] = None,
     impl: Annotated[list[str] | None, typer.Option(
-        "--impl", help="A shipped adapter (repeatable); 'all' for every one.")] = None,
+        "--impl", help="A shipped adapter (repeatable): NAME (the pinned version), "
+        "NAME@VERSION (any version its registry serves, built in the build cache), or 'all'.")
+    ] = None,
+    source: Annotated[Path | None, typer.Option(
+        help="With one --impl NAME: build it against this source tree (a checkout, or an "
+        "unpacked package) instead of a released version.")] = None,
     adapters: Annotated[Path | None, typer.Option(
         help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
     ] = None,
+    cache: Annotated[Path | None, typer.Option(
+        help="The build cache for other versions and source trees (default: "
+        "$FIXTUREGEN_CACHE, else ~/.cache/fixturegen).")] = None,
+    rebuild: Annotated[bool, typer.Option(
+        help="Build again even if the cache holds the build (or remembers its failure).")
+    ] = False,
+    build_timeout: Annotated[float, typer.Option(
+        min=1.0, help="Seconds a build may take.")] = DEFAULT_BUILD_TIMEOUT,
     corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")] = Path("out"),
     out: Annotated[Path | None, typer.Option(
         help="Where the reports go (default: CORPUS/conformance).")] = None,
@@ -119,51 +189,84 @@ def run(
                        ] = "unknown",
 ) -> None:
     """Run implementations over the corpus and write the four reports."""
-    if mode not in ("api", "handshake", "all"):
+    if mode not in MODES:
         fail(f"--mode {mode!r}: use api, handshake or all")
-    targets: list[Target] = []
-    base = _adapters(adapters) if impl or mode != "api" else None
-    for wanted in impl or []:
-        names = [a.name for a in SHIPPED] if wanted == "all" else [wanted]
-        for n in names:
-            adapter = BY_NAME.get(n)
-            if adapter is None:
-                fail(f"no shipped adapter {n!r} (known: {', '.join(BY_NAME)}, all)")
+    with contextlib.ExitStack() as holds:
+        base = adapters_folder(adapters) if impl or mode != "api" else None
+        targets: list[Target] = []
+        if impl:
             assert base is not None
-            if not adapter.built(base):
-                fail(f"adapter {n} is not built: run 'make adapters' (adapters/build {n})",
-                     EXIT_ADAPTER)
-            targets.append(Target(adapter.name, adapter.package, adapter.version,
-                                  adapter.verifier, tuple(adapter.argv(base)),
-                                  adapter.handshake, adapter.transports))
-    if command:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or ".." in name:
-            fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
-                 "files), at most 64")
-        targets.append(Target(name, "custom", version, "custom adapter", tuple(command),
-                              "custom adapter", ("tcp",)))
-    if not targets:
-        fail("nothing to run: give --impl NAME (or --impl all) or '-- COMMAND ARGS...'")
-    if len({t.name for t in targets}) != len(targets):
-        fail("the same implementation name twice")
-    known_set = _known(known)
-    peer_argv: list[str] = []
-    if mode != "api":
-        assert base is not None
-        if not (base / PEER).is_file():
-            fail("the fixture peer is not built: run 'make adapters' (adapters/build "
-                 "fixture-peer)", EXIT_ADAPTER)
-        peer_argv = [str(base / PEER)]
+            targets = shipped_targets(impl, source, base, cache=cache, rebuild=rebuild,
+                                      build_timeout=build_timeout, holds=holds)
+        elif source is not None:
+            fail("--source PATH goes with one --impl NAME")
+        if command:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or ".." in name:
+                fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
+                     "files), at most 64")
+            targets.append(Target(name, "custom", version, "custom adapter", tuple(command),
+                                  "custom adapter", ("tcp",)))
+        if not targets:
+            fail("nothing to run: give --impl NAME (or --impl all) or '-- COMMAND ARGS...'")
+        if len({t.name for t in targets}) != len(targets):
+            fail("the same implementation name twice")
+        known_set = _known(known)
+        peer_argv = fixture_peer(base) if mode != "api" else []
+        loaded = corpus_or_fail(corpus, transcripts=transcripts, handshakes=mode != "api",
+                              timeout=timeout)
+        folder = _report_folder(out, corpus)
+        done: list[Implementation] = []
+        broken: str | None = None
+        results = results_file(corpus, loaded.seed, loaded.cases, done)
+        write_reports(results, folder)  # a results file exists whatever happens next
+
+        def written(entry: Implementation) -> None:
+            # Written after every entry: an interrupted run keeps what it finished.
+            done.append(entry)
+            write_reports(results_file(corpus, loaded.seed, loaded.cases, done), folder)
+
+        for target in targets:
+            if mode != "api" and not target.transports:
+                say(f"harness: {target.name} {target.version}: no handshake mode in this build")
+            _, broken = run_entries(target, loaded, mode, folder, peer_argv=peer_argv,
+                                    timeout=timeout, startup=startup, known=known_set, say=say,
+                                    done=written)
+            if broken is not None:
+                break
+        results = results_file(corpus, loaded.seed, loaded.cases, done)
+        if interop and broken is None:
+            say(f"harness: interop: {len(targets)} implementations make and check certificates")
+            try:
+                peer_made = run_interop(targets, folder, timeout=timeout, startup=startup)
+            except OSError as exc:
+                fail(f"interop: cannot keep the certificates in {folder}: "
+                     f"{exc.strerror or exc}")
+            results = results_file(corpus, loaded.seed, loaded.cases, done, peer_made)
+            write_reports(results, folder)
+        _finish(results, folder, known, broken)
+
+
+MODES = ("api", "handshake", "all")
+
+
+def fixture_peer(base: Path | None) -> list[str]:
+    """The fixture peer's command (exit 3 when it is not built)."""
+    assert base is not None
+    if not (base / PEER).is_file():
+        fail("the fixture peer is not built: run 'make adapters' (adapters/build fixture-peer)",
+             EXIT_ADAPTER)
+    return [str(base / PEER)]
+
+
+def corpus_or_fail(corpus: Path, *, transcripts: bool, handshakes: bool, timeout: float) -> Corpus:
     try:
-        seed, cases = load_corpus(corpus, transcripts=transcripts)
-        transports: tuple[Transport, ...] = ("tcp", "quic") if mode != "api" else ()
-        plans = handshake_plans(corpus, cases, transports, timeout)
+        return read_corpus(corpus, transcripts=transcripts, handshakes=handshakes,
+                           timeout=timeout)
     except CorpusError as exc:
         fail(f"{exc} (build the corpus with 'make fixtures')")
-    api_cases = list(cases)
-    proof_sets = {hc.id: hc.case for plan in plans.values() for hc in plan
-                  if hc.proof_set}  # cases only handshakes carry
-    cases = api_cases + list(proof_sets.values())
+
+
+def _report_folder(out: Path | None, corpus: Path) -> Path:
     folder = out if out is not None else corpus / "conformance"
     if out is None and not _inside(folder, corpus):
         fail(f"{folder} is a symbolic link: reports are never written through one")
@@ -171,56 +274,7 @@ def run(
         check_report_folder(folder)
     except ReportFolderError as exc:
         fail(str(exc))
-    done: list[Implementation] = []
-    broken: str | None = None
-    results = results_file(corpus, seed, cases, done)
-    write_reports(results, folder)  # a results file exists whatever happens next
-    for target in targets:
-        runs: list[tuple[str, tuple[Transport, Direction] | None]] = []  # None: api mode
-        if mode != "handshake":
-            runs.append((target.name, None))
-        if mode != "api":
-            if not target.transports:
-                typer.echo(f"harness: {target.name}: no handshake mode in this adapter yet",
-                           err=True)
-            runs += [(f"{target.name}@{t}-{d}", (t, d)) for t in target.transports
-                     for d in DIRECTIONS if (t, d) in plans]
-        for label, way in runs:
-            log = folder / f"{label}.stderr.log"
-            try:
-                if way is None:
-                    typer.echo(f"harness: {label} {target.version}: {len(api_cases)} cases",
-                               err=True)
-                    done.append(run_target(target, api_cases, timeout=timeout,
-                                           startup=startup, stderr_path=log, known=known_set))
-                else:
-                    plan = plans[way]
-                    typer.echo(f"harness: {label} {target.version}: {len(plan)} handshakes",
-                               err=True)
-                    done.append(run_handshake(
-                        target, peer_argv, plan, *way, timeout=timeout, startup=startup,
-                        stderr_path=log, known=known_set))
-            except (AdapterStartError, PeerError) as exc:
-                broken = f"{label}: {exc}"
-                break
-            if done[-1].cases and all(c.outcome in ("hang", "crash", "error")
-                                      for c in done[-1].cases):
-                broken = f"{label}: answered no case (see {log})"
-            # Written after every run: an interrupted run keeps what it finished.
-            results = results_file(corpus, seed, cases, done)
-            write_reports(results, folder)
-        if broken is not None:
-            break
-    if interop and broken is None:
-        typer.echo(f"harness: interop: {len(targets)} implementations make and check "
-                   "certificates", err=True)
-        try:
-            peer_made = run_interop(targets, folder, timeout=timeout, startup=startup)
-        except OSError as exc:
-            fail(f"interop: cannot keep the certificates in {folder}: {exc.strerror or exc}")
-        results = results_file(corpus, seed, cases, done, peer_made)
-        write_reports(results, folder)
-    _finish(results, folder, known, broken)
+    return folder
 
 
 def _finish(results: ResultsFile, folder: Path, known: Path | None, broken: str | None = None
@@ -302,7 +356,7 @@ def diff_runs(
     raise typer.Exit(EXIT_NEW if lines else EXIT_OK)
 
 
-def _adapters(given: Path | None) -> Path:
+def adapters_folder(given: Path | None) -> Path:
     try:
         return adapters_dir(given)
     except AdaptersNotFound as exc:
@@ -310,13 +364,13 @@ def _adapters(given: Path | None) -> Path:
 
 
 @harness_app.command("list")
-def list_adapters(
+def listadapters_folder(
     adapters: Annotated[Path | None, typer.Option(
         help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
     ] = None,
 ) -> None:
     """The shipped adapters, their pinned versions and whether they are built."""
-    base = _adapters(adapters)
+    base = adapters_folder(adapters)
     for a in SHIPPED:
         state = "built" if a.built(base) else "not built"
         typer.echo(f"{a.name:16} {a.package} {a.version:8} {state:9} {a.verifier}")

@@ -57,6 +57,14 @@ CONTEXT: dict[Direction, str] = {"dial": "server", "listen": "client"}
 #: The faults of the corpus's invalid CertificateVerify vectors the peer reproduces live.
 FAULTS = frozenset({"signature-corrupted", "wrong-context", "transcript-hash-changed",
                     "other-key", "wrong-length", "scheme-mismatch"})
+#: One valid certificate per scheme the fixture peer can present (Ed448: crypto/tls cannot),
+#: the handshakes of a profile (``make bench-handshake``, ``harness profile``).
+PROFILE_CASES = ("matrix.ed25519.ed25519.fixed", "matrix.ecdsa_secp256r1_sha256.ed25519.fixed",
+                 "matrix.ecdsa_secp384r1_sha384.ed25519.fixed",
+                 "matrix.ecdsa_secp521r1_sha512.ed25519.fixed",
+                 "matrix.rsa_pss_rsae_sha256.ed25519.fixed",
+                 "matrix.rsa_pss_rsae_sha384.ed25519.fixed",
+                 "matrix.rsa_pss_rsae_sha512.ed25519.fixed")
 PROOF_SET_RULE = ("tls.md: the certificate's self-signature, the extension's signature and the "
                   "CertificateVerify each prove the key; a handshake with any one corrupted "
                   "fails")

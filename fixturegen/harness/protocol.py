@@ -79,6 +79,9 @@ class Reply(BaseModel):
     certificate_key: str | None = Field(
         default=None, description="generate: the certificate's private key, PKCS#8 PEM, when the "
         "library exposes it")
+    cpu_seconds: float | None = Field(
+        default=None, ge=0, description="handshake: the CPU time (user + system) the adapter's "
+        "process spent from the request to this reply, measured by the adapter")
 
 
 class Listening(BaseModel):

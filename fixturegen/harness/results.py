@@ -51,6 +51,9 @@ class CaseResult(_Model):
     outcome: Outcome
     known: bool = Field(default=False, description="Listed in the --known file")
     seconds: float = Field(description="Time from request to answer")
+    cpu_seconds: float | None = Field(
+        default=None, description="handshake mode: the CPU time the adapter's process spent on "
+        "the case, as the adapter measured it (null: it did not say)")
     peer: PeerSide | None = Field(
         default=None, description="handshake mode: how the fixture peer's side ended")
 

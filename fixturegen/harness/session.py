@@ -11,8 +11,16 @@ from pathlib import Path
 from fixturegen import __version__
 from fixturegen.harness import driver
 from fixturegen.harness.compare import OUTCOMES, outcome
-from fixturegen.harness.handshake import Direction, FixturePeer, HandshakeCase, Transport
-from fixturegen.harness.requests import HarnessCase
+from fixturegen.harness.handshake import (
+    DIRECTIONS,
+    Direction,
+    FixturePeer,
+    HandshakeCase,
+    PeerError,
+    Transport,
+    handshake_plans,
+)
+from fixturegen.harness.requests import HarnessCase, load_corpus
 from fixturegen.harness.results import (
     SCHEMA_VERSION,
     CaseResult,
@@ -36,6 +44,79 @@ class Target:
     argv: tuple[str, ...]
     handshake: str = ""  # the secure-channel upgrade its handshake mode runs ("": none)
     transports: tuple[Transport, ...] = ()  # the transports its handshake mode has
+    notes: tuple[str, ...] = ()  # what this build leaves out, and why (another version's shims)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A corpus read once for a run: the API cases, every transport and direction's handshake
+    cases, and the catalogue of both (proof sets are cases only handshakes carry)."""
+
+    path: Path
+    seed: str | None
+    api: list[HarnessCase]
+    plans: dict[tuple[Transport, Direction], list[HandshakeCase]]
+
+    @property
+    def cases(self) -> list[HarnessCase]:
+        proof_sets = {hc.id: hc.case for plan in self.plans.values() for hc in plan
+                      if hc.proof_set}
+        return self.api + list(proof_sets.values())
+
+
+def read_corpus(path: Path, *, transcripts: bool, handshakes: bool, timeout: float) -> Corpus:
+    """Raises ``CorpusError``."""
+    seed, cases = load_corpus(path, transcripts=transcripts)
+    transports: tuple[Transport, ...] = ("tcp", "quic") if handshakes else ()
+    return Corpus(path, seed, list(cases), handshake_plans(path, cases, transports, timeout))
+
+
+def entries(target: Target, corpus: Corpus, mode: str
+            ) -> list[tuple[str, tuple[Transport, Direction] | None]]:
+    """The entries ``mode`` runs for ``target``: its label and (transport, direction), or None
+    for the API entry."""
+    runs: list[tuple[str, tuple[Transport, Direction] | None]] = []
+    if mode != "handshake":
+        runs.append((target.name, None))
+    if mode != "api":
+        runs += [(f"{target.name}@{t}-{d}", (t, d)) for t in target.transports
+                 for d in DIRECTIONS if (t, d) in corpus.plans]
+    return runs
+
+
+def run_entries(target: Target, corpus: Corpus, mode: str, folder: Path, *,
+                peer_argv: Sequence[str], timeout: float, startup: float,
+                known: Known = frozenset(),
+                say: Callable[[str], None] | None = None,
+                done: Callable[[Implementation], None] | None = None,
+                ) -> tuple[list[Implementation], str | None]:
+    """Every entry of ``target`` in ``mode``, in order; stops at an adapter that cannot start.
+    Returns the entries run and, if one was broken (could not start, or answered no case), why
+    (one line). ``done`` is called after each entry."""
+    ran: list[Implementation] = []
+    broken: str | None = None
+    for label, way in entries(target, corpus, mode):
+        log = folder / f"{label}.stderr.log"
+        try:
+            if way is None:
+                if say is not None:
+                    say(f"harness: {label} {target.version}: {len(corpus.api)} cases")
+                entry = run_target(target, corpus.api, timeout=timeout, startup=startup,
+                                   stderr_path=log, known=known)
+            else:
+                plan = corpus.plans[way]
+                if say is not None:
+                    say(f"harness: {label} {target.version}: {len(plan)} handshakes")
+                entry = run_handshake(target, peer_argv, plan, *way, timeout=timeout,
+                                      startup=startup, stderr_path=log, known=known)
+        except (driver.AdapterStartError, PeerError) as exc:
+            return ran, f"{label}: {exc}"
+        ran.append(entry)
+        if entry.cases and all(c.outcome in ("hang", "crash", "error") for c in entry.cases):
+            broken = f"{label}: answered no case (see {log})"
+        if done is not None:
+            done(entry)
+    return ran, broken
 
 
 def catalogue(cases: Sequence[HarnessCase]) -> list[CatalogueEntry]:
@@ -98,10 +179,13 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
             side = PeerSide(outcome=answer.peer.outcome, error=answer.peer.error,
                             scheme=answer.peer.sent, seconds=round(answer.peer.seconds, 6),
                             cpu_seconds=round(answer.peer.cpu_seconds, 6))
+        cpu = answer.reply.cpu_seconds if answer.reply is not None else None
         results.append(CaseResult(id=hc.id, verdict=answer.verdict,  # type: ignore[arg-type]
                                   peer_id=answer.peer_id, error=answer.error, outcome=result,
                                   known=(label, hc.id) in known,
-                                  seconds=round(answer.seconds, 6), peer=side))
+                                  seconds=round(answer.seconds, 6),
+                                  cpu_seconds=None if cpu is None else round(cpu, 6),
+                                  peer=side))
     counts = Counter(r.outcome for r in results)
     return Implementation(name=target.name, mode="handshake", transport=transport,
                           direction=direction, package=target.package, version=target.version,

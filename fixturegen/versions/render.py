@@ -1,0 +1,67 @@
+"""The version matrix as Markdown (``matrix.md``) and as a page (``index.html``): versions
+across, divergence classes down, a coloured cell where a version shows a class."""
+
+from __future__ import annotations
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from fixturegen.harness.matrix import MatrixFile, VersionedClass
+from fixturegen.output.render import TEMPLATES
+
+OUTCOME_WORDS = {"false_accept": "accepts", "false_reject": "rejects", "hang": "hangs on",
+                 "crash": "crashes on", "error": "answers garbage for"}
+
+
+def md(text: str) -> str:
+    """Text from a run or a manifest, safe in a Markdown table cell."""
+    out = " ".join(text.split())
+    for char in "\\`*_[]<>|":
+        out = out.replace(char, "\\" + char)
+    return out
+
+
+def describe(cls: VersionedClass) -> str:
+    kind = {"false_accept": "invalid case(s) accepted", "false_reject": "valid case(s) rejected"
+            }.get(cls.outcome, cls.outcome)
+    return f"{len(cls.cases)} {kind}: {cls.rule}"
+
+
+def matrix_markdown(m: MatrixFile) -> str:
+    built = m.built()
+    lines = [f"# {m.implementation}: divergence classes across versions", "",
+             f"{m.package}; versions `{md(m.spec)}` ({len(m.versions)} tried, {len(built)} built "
+             f"and run); mode `{m.mode}`; corpus `{md(m.corpus)}` (seed {m.seed!r}); "
+             f"{m.generator}.", "",
+             "## Classes", ""]
+    if m.classes:
+        lines += ["| class | outcome | importance | affected versions | first seen | fixed in |",
+                  "|---|---|---|---|---|---|"]
+        for cls in m.classes:
+            spans = ", ".join(a if a == b else f"{a} to {b}" for a, b in cls.ranges)
+            lines.append(f"| {md(describe(cls))} | {cls.outcome} | {cls.importance or '-'} | "
+                         f"{md(spans)} ({len(cls.affected)}) | {cls.introduced or '-'} | "
+                         f"{cls.fixed_in or 'not fixed'} |")
+    else:
+        lines.append("No divergence in any version built.")
+    lines += ["", "## Versions", "", "| version | released | built | entries | false accept | "
+              "false reject | hang/crash/error | seconds (build / run) | notes |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for v in m.versions:
+        c = v.counts
+        if v.built:
+            bad = c.get("hang", 0) + c.get("crash", 0) + c.get("error", 0)
+            lines.append(f"| {v.version} | {(v.released or '-')[:10]} | yes | {len(v.entries)} | "
+                         f"{c.get('false_accept', 0)} | {c.get('false_reject', 0)} | {bad} | "
+                         f"{v.build_seconds or 0:.0f} / {v.run_seconds or 0:.0f} | "
+                         f"{md('; '.join(v.notes + ([v.reason] if v.reason else [])))} |")
+        else:
+            lines.append(f"| {v.version} | {(v.released or '-')[:10]} | no | - | - | - | - | - | "
+                         f"{md(v.reason or '')} |")
+    return "\n".join(lines) + "\n"
+
+
+def matrix_html(m: MatrixFile) -> str:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
+                      lstrip_blocks=True)
+    return env.get_template("matrix.html.j2").render(m=m, describe=describe)

@@ -1,0 +1,163 @@
+"""The harness over many builds (fixturegen.versions): the version matrix (built, run, joined
+into classes with their first and last versions, written, resumed), the one-case check and its
+exit statuses, and the comparison of two builds' handshake cost. The builds are real builds of
+a test adapter (tests/adapters/buildable) whose verdicts depend on the version it was built as;
+the shipped adapters' own builds are checked in tests/test_any_build.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fixturegen.builds.build import Built, Recipe
+from fixturegen.builds.cache import cache_root
+from fixturegen.builds.registries import Released
+from fixturegen.builds.versions import Version, parse_spec
+from fixturegen.harness.adapters import Adapter
+from fixturegen.harness.matrix import affected_text, load_matrix
+from fixturegen.harness.session import Target, read_corpus
+from fixturegen.output.owned import NotOwned
+from fixturegen.versions.check import EXIT_CANNOT_TELL, EXIT_DIVERGES, EXIT_EXPECTED, check
+from fixturegen.versions.matrix import Settings, run_matrix
+from fixturegen.versions.profile import ratio_interval, verdict
+
+TESTS = Path(__file__).resolve().parent
+TEST_ADAPTER = Adapter("test-impl", "test registry test-impl", "1.0.0", "buildable",
+                       ("./artefact",), verifier="accepts or rejects by version",
+                       marker="artefact", ecosystem="npm", registry_name="test-impl",
+                       since="1.0.0")
+
+
+@pytest.fixture()
+def adapters(tmp_path: Path) -> Path:
+    folder = tmp_path / "adapters"
+    shutil.copytree(TESTS / "adapters" / "buildable", folder / "buildable")
+    (folder / "build").write_text("#!/bin/sh\n")
+    return folder
+
+
+def released(*texts: str) -> list[Released]:
+    return [Released(Version.parse(t), f"2026-0{i + 1}-01T00:00:00Z") for i, t in enumerate(texts)]
+
+
+def test_the_matrix_joins_versions_into_classes(corpus: Path, adapters: Path,
+                                                tmp_path: Path) -> None:
+    loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
+    out, cache = tmp_path / "matrix", cache_root(tmp_path / "cache")
+    said: list[str] = []
+    chosen = released("1.2.0", "2.0.0", "9.9.9", "2.1.0")
+    matrix = run_matrix(TEST_ADAPTER, parse_spec("all"), chosen, loaded, out, base=adapters,
+                        cache=cache, peer_argv=[], settings=Settings("api", 10.0, 30.0, 60.0),
+                        say=said.append)
+    assert [v.version for v in matrix.versions] == ["1.2.0", "2.0.0", "9.9.9", "2.1.0"]
+    assert [v.built for v in matrix.versions] == [True, True, False, True]
+    broken = matrix.versions[2]
+    assert broken.reason is not None and "9.9.9 does not compile" in broken.reason
+    # Accepted as no PeerId: false for every invalid case and every one that names a PeerId.
+    accepted_wrongly = {c.id for c in loaded.api
+                        if c.expected.result == "invalid" or c.expected.peer_id is not None}
+    valid = [c for c in loaded.api if c.expected.result == "valid"]
+    accepts = [c for c in matrix.classes if c.outcome == "false_accept"]
+    rejects = [c for c in matrix.classes if c.outcome == "false_reject"]
+    # 1.2.0 and 2.1.0 accept everything (an invalid case, and a valid one as no PeerId);
+    # 2.0.0 rejects everything (every valid case).
+    assert {case for cls in accepts for case in cls.cases} == accepted_wrongly
+    assert {case for cls in rejects for case in cls.cases} == {c.id for c in valid}
+    for cls in accepts:
+        assert cls.affected == ["1.2.0", "2.1.0"] and cls.introduced == "1.2.0"
+        assert cls.ranges == [["1.2.0", "1.2.0"], ["2.1.0", "2.1.0"]] and cls.fixed_in is None
+    for cls in rejects:
+        assert (cls.affected, cls.introduced, cls.fixed_in) == (["2.0.0"], "2.0.0", "2.1.0")
+    # The file on disk is the same matrix, valid against its schema; each version has reports.
+    assert load_matrix(out / "matrix.json") == matrix
+    assert (out / "versions" / "2.0.0" / "results.json").is_file()
+    html = (out / "index.html").read_text()
+    assert html.count('class="cell false_accept"') == 2 * len(accepts)
+    assert html.count('class="cell unbuilt"') == len(matrix.classes)
+    text = (out / "matrix.md").read_text()
+    assert "| 9.9.9 | 2026-03-01 | no |" in text
+    one = rejects[0]
+    assert affected_text(matrix, one.rule, "false_reject") == (
+        "2.0.0: 1 of the 3 versions built; first seen in 2.0.0; fixed in 2.1.0")
+    assert affected_text(matrix, "no such rule", "false_accept") == (
+        "none of the 3 versions built (1.2.0 to 2.1.0)")
+    # A second run keeps the versions it finished (no new build, no new run).
+    builds_before = (cache / "shared" / "buildable" / "builds.log").read_text()
+    said.clear()
+    again = run_matrix(TEST_ADAPTER, parse_spec("all"), chosen, loaded, out, base=adapters,
+                       cache=cache, peer_argv=[], settings=Settings("api", 10.0, 30.0, 60.0),
+                       say=said.append)
+    assert sum("kept from the earlier run" in line for line in said) == 3
+    assert again.classes == matrix.classes
+    assert (cache / "shared" / "buildable" / "builds.log").read_text() == builds_before
+
+
+def test_the_matrix_writes_only_into_its_own_folder(corpus: Path, adapters: Path,
+                                                    tmp_path: Path) -> None:
+    mine = tmp_path / "project"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
+    with pytest.raises(NotOwned, match="files fixturegen harness matrix did not write"):
+        run_matrix(TEST_ADAPTER, parse_spec("all"), released("1.2.0"), loaded, mine,
+                   base=adapters, cache=cache_root(tmp_path / "c"), peer_argv=[],
+                   settings=Settings("api", 10.0, 30.0, 60.0), say=lambda _: None)
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def _target(adapters: Path, cache: Path, version: str) -> Target:
+    from fixturegen.builds.build import Wanted, ensure
+
+    built: Built = ensure(TEST_ADAPTER.recipe, adapters, Wanted(version=version), cache)
+    built.hold.release()
+    return TEST_ADAPTER.target(adapters, built)
+
+
+def test_check_exits_as_git_bisect_run_expects(corpus: Path, adapters: Path,
+                                               tmp_path: Path) -> None:
+    loaded = read_corpus(corpus, transcripts=True, handshakes=False, timeout=10.0)
+    cache = cache_root(tmp_path / "cache")
+    accepts, rejects = _target(adapters, cache, "1.2.0"), _target(adapters, cache, "2.0.0")
+    case = "invalid.self-signature-corrupted.ed25519"
+    broken = check(accepts, loaded, case, "api", peer_argv=[], timeout=10.0, startup=30.0)
+    fixed = check(rejects, loaded, case, "api", peer_argv=[], timeout=10.0, startup=30.0)
+    assert (broken.status("expected"), fixed.status("expected")) == (EXIT_DIVERGES,
+                                                                      EXIT_EXPECTED)
+    assert (broken.status("diverges"), fixed.status("diverges")) == (EXIT_EXPECTED,
+                                                                      EXIT_DIVERGES)
+    assert broken.line("1.2.0").startswith(
+        f"test-impl 1.2.0: {case}: false_accept (diverges): accepted")
+    vector = next(c.id for c in loaded.api if c.request.kind == "certificate_verify")
+    skipped = check(accepts, loaded, vector, "api", peer_argv=[], timeout=10.0, startup=30.0)
+    assert skipped.status("expected") == EXIT_CANNOT_TELL  # the build does not take the case
+
+
+def test_the_bootstrap_interval_tells_a_saving_from_noise() -> None:
+    slow = [0.0100 + 0.0001 * (i % 7) for i in range(60)]
+    fast = [0.0080 + 0.0001 * (i % 7) for i in range(60)]
+    ratio, low, high = ratio_interval(slow, fast)
+    assert 0.78 < ratio < 0.82 and high < 1.0 and verdict(low, high) == "B faster"
+    same = [0.0100 + 0.0001 * ((i * 3) % 7) for i in range(60)]
+    ratio, low, high = ratio_interval(slow, same)
+    assert low <= 1.0 <= high and verdict(low, high).startswith("no difference")
+    assert ratio_interval(slow, fast) == ratio_interval(slow, fast)  # a fixed seed
+
+
+def test_a_matrix_file_round_trips_through_its_schema(tmp_path: Path) -> None:
+    from fixturegen.harness.matrix import MatrixError
+
+    (tmp_path / "bad.json").write_text(json.dumps({"schema_version": 1}))
+    with pytest.raises(MatrixError, match="is not a matrix file"):
+        load_matrix(tmp_path / "bad.json")
+
+
+def test_recipes_of_the_shipped_adapters_name_their_registries() -> None:
+    from fixturegen.harness.adapters import SHIPPED
+
+    for adapter in SHIPPED:
+        recipe: Recipe = adapter.recipe
+        assert recipe.package and recipe.since, adapter.name
+        assert recipe.carries(Version.parse(adapter.version)), adapter.name
