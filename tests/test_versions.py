@@ -84,6 +84,15 @@ def test_the_matrix_joins_versions_into_classes(corpus: Path, adapters: Path,
         "2.0.0: 1 of the 3 versions built; first seen in 2.0.0; fixed in 2.1.0")
     assert affected_text(matrix, "no such rule", "false_accept") == (
         "none of the 3 versions built (1.2.0 to 2.1.0)")
+    # Findings of one version name the versions each class affects.
+    from fixturegen.harness.findings import write
+    from fixturegen.harness.results import load_results
+
+    run = load_results(out / "versions" / "2.0.0" / "results.json")
+    assert write(run, "test-impl", tmp_path / "findings", None, matrix) == len(rejects)
+    report = next((tmp_path / "findings").glob("01-*.md")).read_text()
+    assert ("- **Affected versions** (from the version matrix): 2.0.0: 1 of the 3 versions "
+            "built; first seen in 2.0.0; fixed in 2.1.0") in report
     # A second run keeps the versions it finished (no new build, no new run).
     builds_before = (cache / "shared" / "buildable" / "builds.log").read_text()
     said.clear()

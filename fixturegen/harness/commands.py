@@ -323,16 +323,26 @@ def findings_reports(
                                       "earlier findings, replaced whole).")],
     corpus: Annotated[Path | None, typer.Option(
         help="The corpus the run read (default: the one results.json names).")] = None,
+    matrix: Annotated[Path | None, typer.Option(
+        help="A version matrix of the implementation (its matrix.json): each report names the "
+        "versions its class affects and where it was fixed. Default: the matrix whose "
+        "versions/ folder holds RESULTS, if any.")] = None,
 ) -> None:
     """One Markdown report per divergence class (a rule and an outcome), ready for the
     implementation's tracker."""
-    from fixturegen.harness.findings import FindingsError, write
+    from fixturegen.harness.classes import FindingsError
+    from fixturegen.harness.findings import write
+    from fixturegen.harness.matrix import MatrixError, load_matrix
 
     path = results / "results.json" if results.is_dir() else results
+    if matrix is None and path.parent.parent.name == "versions":
+        beside = path.parent.parent.parent / "matrix.json"
+        matrix = beside if beside.is_file() else None
     try:
         loaded = load_results(path)
-        count = write(loaded, impl, out, corpus)
-    except (ResultsError, FindingsError) as exc:
+        versions = load_matrix(matrix) if matrix is not None else None
+        count = write(loaded, impl, out, corpus, versions)
+    except (ResultsError, FindingsError, MatrixError) as exc:
         fail(str(exc))
     typer.echo(f"harness: {count} divergence classes of {impl} in {out}/ (index: findings.md)",
                err=True)

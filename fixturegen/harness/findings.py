@@ -15,13 +15,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fixturegen.harness.adapters import BY_NAME
-from fixturegen.harness.compare import DIVERGENCES
-from fixturegen.harness.report import FINDING_ORDER, IMPORTANCE_RANK
+from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
+from fixturegen.harness.matrix import MatrixFile, affected_text
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
 from fixturegen.output.export import LANGUAGES, ExportError, render
 from fixturegen.verify.inputs import InputError, printable, read_confined
@@ -35,88 +35,6 @@ SPECS = {
     "tls.md": "https://github.com/libp2p/specs/blob/master/tls/tls.md",
     "peer-ids.md": "https://github.com/libp2p/specs/blob/master/peer-ids/peer-ids.md",
 }
-
-
-class FindingsError(Exception):
-    """A usage error (exit code 2): unknown implementation, unreadable corpus, bad folder."""
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One case as one entry of the implementation saw it."""
-
-    label: str  # NAME, or NAME@TRANSPORT-DIRECTION
-    mode: str
-    result: CaseResult
-
-
-@dataclass
-class DivergenceClass:
-    implementation: str
-    version: str
-    rule: str
-    outcome: str
-    entries: list[CatalogueEntry] = field(default_factory=list)
-    seen: dict[str, list[Observation]] = field(default_factory=dict)
-
-    @property
-    def importance(self) -> str | None:
-        ranked = sorted((e.importance for e in self.entries),
-                        key=lambda i: IMPORTANCE_RANK[i])
-        return ranked[0] if ranked else None
-
-    @property
-    def kinds(self) -> list[str]:
-        return list(dict.fromkeys(e.kind for e in self.entries))
-
-    def title(self) -> str:
-        n = len(self.entries)
-        return f"{self.implementation} {self.version} {self._verb(n)}: {self.rule}"
-
-    def _verb(self, n: int) -> str:
-        s = "" if n == 1 else "s"
-        kind = self.kinds[0] if len(self.kinds) == 1 else "mixed"
-        what = {"certificate": f"certificate{s}",
-                # a vector is the certificate and its CertificateVerify: either may be the
-                # invalid part (a valid signature by the key of a broken certificate, say)
-                "certificate_verify": f"CertificateVerify vector{s}",
-                "proof_set": f"handshake{s} with one proof corrupted",
-                "mixed": f"case{s}"}[kind]
-        if self.outcome == "false_accept":
-            if all(e.expected != "invalid" for e in self.entries):
-                return f"accepts {n} {what} as the wrong PeerId"
-            if kind == "proof_set":
-                return f"completes {n} {what}"
-            return f"accepts {n} invalid {what}"
-        if self.outcome == "false_reject":
-            return f"rejects {n} valid {what}"
-        return {"hang": f"hangs on {n} case{s}", "crash": f"crashes on {n} case{s}",
-                "error": f"answers garbage for {n} case{s}"}[self.outcome]
-
-
-def classes(results: ResultsFile, name: str) -> list[DivergenceClass]:
-    """The divergence classes of implementation ``name`` (a name, or one entry's label)."""
-    entries = [i for i in results.implementations if name in (i.name, i.label)]
-    if not entries:
-        known = sorted({i.name for i in results.implementations})
-        raise FindingsError(f"--impl {name!r} is not in this results file (it has: "
-                            f"{', '.join(known) or 'no implementation'})")
-    catalogue = {c.id: c for c in results.catalogue}
-    found: dict[tuple[str, str], DivergenceClass] = {}
-    for impl in entries:
-        for case in impl.cases:
-            if case.outcome not in DIVERGENCES or case.id not in catalogue:
-                continue
-            entry = catalogue[case.id]
-            cls = found.setdefault((entry.rule, case.outcome), DivergenceClass(
-                impl.name, impl.version, entry.rule, case.outcome))
-            if case.id not in cls.seen:
-                cls.entries.append(entry)
-                cls.seen[case.id] = []
-            cls.seen[case.id].append(Observation(impl.label, impl.mode, case))
-    return sorted(found.values(), key=lambda c: (FINDING_ORDER[c.outcome],
-                                                 IMPORTANCE_RANK[c.importance],
-                                                 -len(c.entries), c.rule))
 
 
 def where_written(rule: str) -> list[str]:
@@ -197,7 +115,8 @@ def _export(cls: DivergenceClass, corpus: Corpus) -> tuple[str, str, list[str]] 
 
 
 def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
-             export: tuple[str, str, list[str]] | None, generator: str) -> str:
+             export: tuple[str, str, list[str]] | None, generator: str,
+             affected: str | None = None) -> str:
     lines = [f"# {cls.title()}", ""]
     links = where_written(cls.rule)
     importance = cls.importance or (
@@ -209,7 +128,10 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
               + ", ".join(f"`{label}`" for label in dict.fromkeys(
                   o.label for obs in cls.seen.values() for o in obs)),
               f"- **Found by**: {generator}; the corpus and its manifest say what a "
-              "verifier must conclude for each case", ""]
+              "verifier must conclude for each case"]
+    if affected is not None:
+        lines.append(f"- **Affected versions** (from the version matrix): {affected}")
+    lines.append("")
     lines += ["## What each case is, and what the implementation said", "",
               "| case | expected | entry | what it said |", "|---|---|---|---|"]
     for e in cls.entries:
@@ -260,10 +182,14 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].rstrip("-")
 
 
-def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None) -> int:
+def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
+          matrix: MatrixFile | None = None) -> int:
     """Write the reports of ``name`` into ``out`` (replaced whole, or not at all); returns how
-    many classes there were."""
+    many classes there were. With a version ``matrix`` of the same implementation, each report
+    says which versions the class affects and where it was fixed."""
     found = classes(results, name)
+    if matrix is not None and found and matrix.implementation != found[0].implementation:
+        raise FindingsError(f"the matrix is of {matrix.implementation}, not {name}")
     corpus = Corpus.load(corpus_dir if corpus_dir is not None else Path(results.corpus))
     _check_out(out)
     files: list[tuple[str, str]] = []
@@ -272,17 +198,21 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None) -
              f"`{results.corpus}` (seed {results.seed!r}). One report per class: the cases of "
              "this implementation that share a rule and an outcome.", ""]
     if found:
-        index += ["| # | report | outcome | importance | cases |", "|---|---|---|---|---|"]
+        index += ["| # | report | outcome | importance | cases |"
+                  + (" affected versions |" if matrix else ""),
+                  "|---|---|---|---|---|" + ("---|" if matrix else "")]
     for n, cls in enumerate(found, 1):
         stem = f"{n:02d}-{cls.outcome.replace('_', '-')}-{_slug(cls.rule)}"
         export = _export(cls, corpus)
         export_name = _export_name(n, cls, export[0]) if export else None
+        affected = affected_text(matrix, cls.rule, cls.outcome) if matrix else None
         files.append((f"{stem}.md", markdown(cls, corpus, export_name, export,
-                                             results.generator)))
+                                             results.generator, affected)))
         if export is not None and export_name is not None:
             files.append((export_name, export[1]))
         index.append(f"| {n} | [{_cell(cls.title())}]({stem}.md) | {cls.outcome} | "
-                     f"{cls.importance or '-'} | {len(cls.entries)} |")
+                     f"{cls.importance or '-'} | {len(cls.entries)} |"
+                     + (f" {_cell(affected or '-')} |" if matrix else ""))
     files.append((INDEX, "\n".join(index) + "\n"))
     _replace(out, files)
     return len(found)

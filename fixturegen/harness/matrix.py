@@ -19,8 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from fixturegen.harness.classes import classes
 from fixturegen.harness.compare import OUTCOMES, Outcome
-from fixturegen.harness.findings import classes
 from fixturegen.harness.results import ResultsFile
 from fixturegen.model.manifest import json_schema
 from fixturegen.verify.inputs import InputError, printable
