@@ -74,9 +74,14 @@ func handshake(req request, emit func(event)) event {
 		cert.SupportedSignatureAlgorithms = []tls.SignatureScheme{tls.SignatureScheme(*req.Scheme)}
 	}
 	var offered []tls.SignatureScheme
+	var quit context.CancelFunc // set below: ends the attempt
 	choose := func(schemes []tls.SignatureScheme) (*tls.Certificate, error) {
 		offered = schemes
 		if !sig.offers(cert, schemes) {
+			if req.Transport == "quic" && req.Role == "server" {
+				// quic-go ends this handshake itself and never hands it to Accept.
+				quit()
+			}
 			return nil, errNotOffered
 		}
 		return cert, nil
@@ -99,7 +104,8 @@ func handshake(req request, emit func(event)) event {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c := &attempt{req: req, ctx: ctx, conf: conf, emit: emit, done: &done}
+	quit = cancel
+	c := &attempt{req: req, ctx: ctx, conf: conf, emit: emit, done: &done, cancel: cancel}
 	stopWatching := watchForStop(req.ID, cancel, c)
 	defer stopWatching()
 	var sideErr error
@@ -131,6 +137,10 @@ type attempt struct {
 	address chan string // role client: the address line, from watchForStop
 	// handshaken: this side's TLS handshake is over, so a stop ends the wait at once
 	handshaken atomic.Bool
+	// stopped: a stop came while the handshake still ran; ending it waits for the handshake
+	// (accepted: the implementation had accepted us, so nothing is left to read after it)
+	stopped, accepted atomic.Bool
+	cancel            context.CancelFunc
 }
 
 // watchForStop reads the control lines of this request while it runs: the address (role
@@ -155,12 +165,18 @@ func watchForStop(id string, cancel context.CancelFunc, c *attempt) func() {
 				if json.Unmarshal(line, &ctl) != nil || ctl.ID != id {
 					continue // not for this request: a late line of an earlier one
 				}
-				if ctl.Stop && c.handshaken.Load() {
+				if ctl.Stop && c.handshaken.Load() && ctl.Verdict == "accept" {
+					cancel() // it accepted us: no alert can follow
+				} else if ctl.Stop && c.handshaken.Load() {
 					// The implementation answered. Its alert or close may already be
 					// in our socket, unread: a short grace to read it before the stop
 					// breaks the read (an expired deadline refuses even buffered bytes).
 					time.AfterFunc(25*time.Millisecond, cancel)
-				} else if ctl.Stop { // a moment for our side's handshake to finish
+				} else if ctl.Stop {
+					// Our side's handshake still runs (its last flight is in the air):
+					// it ends the wait when it finishes (timed), at the latest in 150 ms.
+					c.accepted.Store(ctl.Verdict == "accept")
+					c.stopped.Store(true)
 					time.AfterFunc(150*time.Millisecond, cancel)
 				} else {
 					select {
@@ -196,6 +212,13 @@ func (c *attempt) timed(run func() error) error {
 	err := run()
 	c.done.Seconds, c.done.CPUSeconds = time.Since(start).Seconds(), cpuSeconds()-cpu
 	c.handshaken.Store(true)
+	if c.stopped.Load() && c.accepted.Load() {
+		c.cancel()
+	} else if c.stopped.Load() {
+		// The implementation answered while our handshake ran: what is left to read (an
+		// alert) is in the socket now or very soon.
+		time.AfterFunc(25*time.Millisecond, c.cancel)
+	}
 	return err
 }
 

@@ -49,6 +49,9 @@ type control struct {
 	ID      string `json:"id"`
 	Address string `json:"address"`
 	Stop    bool   `json:"stop"`
+	// Verdict: with stop, what the implementation answered. After an accept no alert can
+	// follow, so a stop ends the wait at once.
+	Verdict string `json:"verdict"`
 }
 
 // lines carries stdin, read by one goroutine, so that a running request can see a stop.

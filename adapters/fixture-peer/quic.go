@@ -15,21 +15,33 @@ func (c *attempt) quic() error {
 	conf := &quic.Config{HandshakeIdleTimeout: remaining(c.ctx), MaxIdleTimeout: remaining(c.ctx)}
 	var conn *quic.Conn
 	if c.req.Role == "server" {
-		ln, err := quic.ListenAddr("127.0.0.1:0", c.conf, conf)
+		// An early listener hands the connection over once our first flight is out, so a
+		// handshake the implementation refuses (its CONNECTION_CLOSE with the TLS alert) is
+		// seen when it happens, not when a timer ends the wait for one that completed.
+		ln, err := quic.ListenAddrEarly("127.0.0.1:0", c.conf, conf)
 		if err != nil {
 			return fmt.Errorf("fixture-peer: listen: %w", err)
 		}
 		defer ln.Close()
 		c.emit(event{ID: c.req.ID, Event: "listening", Address: ln.Addr().String()})
-		// Accept returns a connection whose handshake completed on this side; one that fails
-		// (the implementation refused us) never comes: a stop from the harness ends the wait.
 		err = c.timed(func() error {
 			var err error
-			conn, err = ln.Accept(c.ctx)
-			return err
+			if conn, err = ln.Accept(c.ctx); err != nil {
+				return fmt.Errorf("fixture-peer: no QUIC connection: %w", err)
+			}
+			select {
+			case <-conn.HandshakeComplete(): // closed when it completes, and when it fails
+			case <-conn.Context().Done():
+			case <-c.ctx.Done():
+				return fmt.Errorf("fixture-peer: no QUIC handshake completed: %w", c.ctx.Err())
+			}
+			if conn.ConnectionState().TLS.HandshakeComplete {
+				return nil // complete (a close right behind it is what came after)
+			}
+			return context.Cause(conn.Context())
 		})
 		if err != nil {
-			return fmt.Errorf("fixture-peer: no QUIC handshake completed: %w", err)
+			return err
 		}
 	} else {
 		address, err := c.addressToDial()

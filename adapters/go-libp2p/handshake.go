@@ -9,9 +9,6 @@ import (
 	"time"
 
 	ic "github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/protocol"
-	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
-	mss "github.com/multiformats/go-multistream"
 )
 
 // handshake runs go-libp2p's own secure-channel upgrade against the fixture peer, as its
@@ -25,7 +22,7 @@ func handshake(priv ic.PrivKey, req request, announce func(any) error) reply {
 	if req.Transport != "tcp" {
 		return reply{ID: req.ID, Verdict: "skip", Error: text("adapter: transport " + req.Transport + " is not built into this adapter")}
 	}
-	transport, err := libp2ptls.New(libp2ptls.ID, priv, nil)
+	transport, err := newTLS(priv)
 	if err != nil {
 		return reply{ID: req.ID, Verdict: "reject", Error: text("libp2ptls.New: " + err.Error())}
 	}
@@ -59,11 +56,8 @@ func handshake(priv ic.PrivKey, req request, announce func(any) error) reply {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(timeout))
-	ids := []protocol.ID{libp2ptls.ID}
 	if req.Direction == "listen" {
-		muxer := mss.NewMultistreamMuxer[protocol.ID]()
-		muxer.AddHandler(libp2ptls.ID, nil)
-		if _, _, err := muxer.Negotiate(conn); err != nil {
+		if err := negotiateTLS(conn); err != nil {
 			return reply{ID: req.ID, Verdict: "reject", Error: text("multistream Negotiate: " + err.Error())}
 		}
 		sconn, err := transport.SecureInbound(ctx, conn, "")
@@ -73,7 +67,7 @@ func handshake(priv ic.PrivKey, req request, announce func(any) error) reply {
 		defer sconn.Close()
 		return reply{ID: req.ID, Verdict: "accept", PeerID: text(sconn.RemotePeer().String())}
 	}
-	if _, err := mss.SelectOneOf(ids, conn); err != nil {
+	if err := selectTLS(conn); err != nil {
 		return reply{ID: req.ID, Verdict: "reject", Error: text("multistream SelectOneOf: " + err.Error())}
 	}
 	remote, err := expected(req)
@@ -114,10 +108,17 @@ func isCancel(line []byte, id string) bool {
 	return json.Unmarshal(line, &c) == nil && c.Cancel != "" && (id == "" || c.ID == id)
 }
 
-// watchCancel delivers the text of the harness's cancel line for id, if one comes; finish
+// cancelLine is the harness's cancel for a listen request: why it ends the wait, and how long
+// a connection still on its way gets (0: the fixture peer was refused, none is coming).
+type cancelLine struct {
+	Why   string
+	Grace time.Duration
+}
+
+// watchCancel delivers the harness's cancel line for id, if one comes; finish
 // stops the watch and waits for it, so that it never takes the next request.
-func watchCancel(id string) (got <-chan string, finish func()) {
-	out := make(chan string, 1)
+func watchCancel(id string) (got <-chan cancelLine, finish func()) {
+	out := make(chan cancelLine, 1)
 	stop := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {
@@ -128,15 +129,20 @@ func watchCancel(id string) (got <-chan string, finish func()) {
 				return
 			case line, ok := <-lines:
 				if !ok {
-					out <- "stdin closed"
+					out <- cancelLine{Why: "stdin closed"}
 					return
 				}
 				var c struct {
-					ID     string `json:"id"`
-					Cancel string `json:"cancel"`
+					ID      string `json:"id"`
+					Cancel  string `json:"cancel"`
+					GraceMS *int   `json:"grace_ms"`
 				}
 				if json.Unmarshal(line, &c) == nil && c.Cancel != "" && c.ID == id {
-					out <- c.Cancel
+					grace := 250 * time.Millisecond // what the harness gave before grace_ms
+					if c.GraceMS != nil {
+						grace = time.Duration(*c.GraceMS) * time.Millisecond
+					}
+					out <- cancelLine{Why: c.Cancel, Grace: grace}
 					return
 				}
 			}

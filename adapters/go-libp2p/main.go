@@ -17,6 +17,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"syscall"
 
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -44,9 +45,20 @@ type reply struct {
 	// generate only
 	Certificates   []string `json:"certificates,omitempty"`
 	CertificateKey *string  `json:"certificate_key,omitempty"`
+	// handshake only: the CPU time (user+system) of this process while it ran the request
+	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
 }
 
 func text(s string) *string { return &s }
+
+// cpuSeconds is the CPU time (user+system) this process has used so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
 
 // expected is the PeerId the caller dialled ("" when it names none: any is accepted).
 func expected(req request) (peer.ID, error) {
@@ -149,6 +161,7 @@ func main() {
 		if len(line) == 0 || isCancel(line, "") {
 			continue // a cancel that came after its answer
 		}
+		started := cpuSeconds()
 		var req request
 		var rep reply
 		if err := json.Unmarshal(line, &req); err != nil {
@@ -157,6 +170,8 @@ func main() {
 			rep = generate(req)
 		} else if req.Kind == "handshake" {
 			rep = handshake(priv, req, announcer(out, out.Flush))
+			cpu := cpuSeconds() - started
+			rep.CPUSeconds = &cpu
 		} else if req.Kind != "" && req.Kind != "certificate" {
 			rep = reply{ID: req.ID, Verdict: "skip", Error: text("go-libp2p has no public API that checks a CertificateVerify (crypto/tls does it inside the handshake)")}
 		} else {

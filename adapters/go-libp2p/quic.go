@@ -1,3 +1,5 @@
+//go:build !go_libp2p_noquic
+
 package main
 
 import (
@@ -8,9 +10,7 @@ import (
 	ic "github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
-	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	ma "github.com/multiformats/go-multiaddr"
-	"github.com/quic-go/quic-go"
 )
 
 // handshakeQUIC runs go-libp2p's QUIC transport (p2p/transport/quic, over quicreuse) as a node
@@ -19,13 +19,16 @@ import (
 // when the harness sends {"id": ..., "cancel": WHY} (the fixture peer's side is over): after a
 // short grace for a connection still on its way, the answer is that none was accepted.
 func handshakeQUIC(priv ic.PrivKey, req request, announce func(any) error) reply {
+	if req.Direction == "listen" && quicListenBroken != "" {
+		return reply{ID: req.ID, Verdict: "skip", Error: text(quicListenBroken)}
+	}
 	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	reuse, err := quicreuse.NewConnManager(quic.StatelessResetKey{}, quic.TokenGeneratorKey{})
+	reuse, err := newConnManager()
 	if err != nil {
 		return reply{ID: req.ID, Verdict: "reject", Error: text("quicreuse.NewConnManager: " + err.Error())}
 	}
@@ -88,12 +91,17 @@ func handshakeQUIC(priv ic.PrivKey, req request, announce func(any) error) reply
 	select {
 	case a := <-got:
 		return answer(a)
-	case why := <-stop:
+	case c := <-stop:
+		select { // a connection already accepted wins over a grace of 0
+		case a := <-got:
+			return answer(a)
+		default:
+		}
 		select {
 		case a := <-got:
 			return answer(a)
-		case <-time.After(250 * time.Millisecond):
-			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: the QUIC listener accepted no connection (go-libp2p drops a failed inbound handshake silently); " + why)}
+		case <-time.After(c.Grace):
+			return reply{ID: req.ID, Verdict: "reject", Error: text("adapter: the QUIC listener accepted no connection (go-libp2p drops a failed inbound handshake silently); " + c.Why)}
 		}
 	case <-ctx.Done():
 		return reply{ID: req.ID, Verdict: "reject", Error: text(fmt.Sprintf("adapter: the QUIC listener accepted no connection within %v (go-libp2p drops a failed inbound handshake silently)", timeout))}

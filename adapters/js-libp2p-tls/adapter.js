@@ -90,8 +90,10 @@ const input = createInterface({ input: process.stdin, crlfDelay: Infinity })
 input.on('line', (line) => {
   if (line.includes('"cancel"')) {
     try {
-      const { id, cancel } = JSON.parse(line)
-      watchers.get(id)?.({ cancel })
+      // grace_ms: how long a connection still on its way gets (0: the fixture peer was
+      // refused, none is coming); 250 when the harness does not say
+      const { id, cancel, grace_ms: graceMs } = JSON.parse(line)
+      watchers.get(id)?.({ cancel, graceMs: graceMs ?? 250 })
     } catch {}
     return // a cancel that came after its answer is dropped
   }

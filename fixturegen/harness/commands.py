@@ -60,6 +60,10 @@ from fixturegen.harness.session import (
 )
 
 EXIT_OK, EXIT_NEW, EXIT_ADAPTER = 0, 1, 3
+MODES = ("api", "handshake", "all")
+#: Adapter processes per entry by default: handshakes on loopback mostly wait, so a few in
+#: flight at once keep two cores busy (make bench: the conformance run's wall time).
+DEFAULT_JOBS = 2
 
 harness_app = typer.Typer(no_args_is_help=True, help="Run third-party implementations over the "
                           "corpus and report where they disagree with the spec.")
@@ -187,6 +191,10 @@ def run(
     name: Annotated[str, typer.Option(help="Your adapter's name in the reports.")] = "custom",
     version: Annotated[str, typer.Option(help="Your adapter's version in the reports.")
                        ] = "unknown",
+    jobs: Annotated[int, typer.Option(
+        min=1, max=64, help="Adapter processes per entry, each with its own fixture peer: "
+        "handshakes (and API checks) in flight at once. Verdicts do not depend on it.")
+    ] = DEFAULT_JOBS,
 ) -> None:
     """Run implementations over the corpus and write the four reports."""
     if mode not in MODES:
@@ -230,7 +238,7 @@ def run(
                 say(f"harness: {target.name} {target.version}: no handshake mode in this build")
             _, broken = run_entries(target, loaded, mode, folder, peer_argv=peer_argv,
                                     timeout=timeout, startup=startup, known=known_set, say=say,
-                                    done=written)
+                                    done=written, jobs=jobs)
             if broken is not None:
                 break
         results = results_file(corpus, loaded.seed, loaded.cases, done)
@@ -246,7 +254,6 @@ def run(
         _finish(results, folder, known, broken)
 
 
-MODES = ("api", "handshake", "all")
 
 
 def fixture_peer(base: Path | None) -> list[str]:

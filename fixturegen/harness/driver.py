@@ -54,6 +54,7 @@ MAX_STDERR = 8 * 1024 * 1024
 DEAD_STARTS = 3
 _CHUNK = 64 * 1024
 _EOF = object()
+_WAKE = object()  # the partner has news: ask it (not a line of the adapter's)
 _PARTNER_POLL = 0.05
 _TOO_LONG = object()
 
@@ -93,9 +94,17 @@ class Partner(Protocol):
     def after(self, request: Request, answer: Answer) -> Answer:
         """The adapter answered (or failed): collect the peer's side of the case."""
 
+    def attach(self, wake: Callable[[], None]) -> None:
+        """``wake`` interrupts the driver's wait for the adapter's answer, so that ``waiting``
+        is asked at once when something happened on the partner's side."""
+
+    def close(self) -> None:
+        """The run is over: stop the partner's process."""
+
 
 class _Process:
-    def __init__(self, argv: Sequence[str], stderr: IO[bytes] | None, cwd: Path | None) -> None:
+    def __init__(self, argv: Sequence[str], stderr: IO[bytes] | None, cwd: Path | None,
+                 on_line: Callable[[], None] | None = None) -> None:
         try:
             self.proc = subprocess.Popen(
                 list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -104,6 +113,7 @@ class _Process:
         except (OSError, ValueError) as exc:
             raise AdapterStartError(f"cannot start {' '.join(argv)}: {exc}") from exc
         self.lines: queue.Queue[object] = queue.Queue(maxsize=16)
+        self.on_line = on_line  # called after each line is queued (a partner wakes the driver)
         self.answered = 0
         self._stopping = threading.Event()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -152,6 +162,8 @@ class _Process:
                     skipping = False
                 elif not self._put(line):
                     return
+                elif self.on_line is not None:
+                    self.on_line()
             if len(buffer) > MAX_REPLY:
                 buffer.clear()
                 if not skipping:
@@ -242,6 +254,7 @@ class _Run:
         self.ever_answered = False
         self.warmup: float | None = None  # what the first start needed for its first answer
         self.last_failure = "hang"
+        self.cancel: threading.Event | None = None
 
     def grace(self) -> float:
         if self.warmup is None:  # not answered yet: every start may need the full warm-up
@@ -266,18 +279,104 @@ class _Run:
         return not self.ever_answered and self.dead_starts >= DEAD_STARTS
 
 
+class Stopped(Exception):
+    """The run was told to stop (another shard of the same run failed or was interrupted)."""
+
+
+def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
+             timeout: float = DEFAULT_TIMEOUT, startup: float = DEFAULT_STARTUP,
+             stderr_path: Path | None = None,
+             progress: Callable[[Answer], None] | None = None,
+             partner: Callable[[], Partner] | None = None) -> list[Answer]:
+    """:func:`run` over ``jobs`` adapter processes at once (each with its own partner, from
+    ``partner()``), the requests dealt round-robin; the answers in the order of ``requests``.
+    Each process sees its requests in corpus order, as a sequential run would, so a case's
+    verdict does not depend on ``jobs``. Shard K > 1 keeps its stderr in ``NAME.K.stderr.log``
+    beside ``stderr_path``. If one shard raises (or the run is interrupted), every other is
+    stopped, its processes killed, and the exception goes on."""
+    jobs = max(1, min(jobs, len(requests)))
+    if jobs == 1:
+        own = partner() if partner is not None else None
+        try:
+            return run(argv, requests, timeout=timeout, startup=startup,
+                       stderr_path=stderr_path, progress=progress, partner=own)
+        finally:
+            if own is not None:
+                own.close()
+    shards = [list(range(k, len(requests), jobs)) for k in range(jobs)]
+    answers: list[Answer | None] = [None] * len(requests)
+    lock = threading.Lock()
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def told(answer: Answer) -> None:
+        if progress is not None:
+            with lock:
+                progress(answer)
+
+    def work(k: int) -> None:
+        own = partner() if partner is not None else None
+        log = stderr_path
+        if stderr_path is not None and k > 0:
+            log = stderr_path.with_name(stderr_path.name.replace(".stderr.log", "")
+                                        + f".{k + 1}.stderr.log")
+        try:
+            got = run(argv, [requests[i] for i in shards[k]], timeout=timeout, startup=startup,
+                      stderr_path=log, progress=told, partner=own, cancel=stop)
+            for i, answer in zip(shards[k], got, strict=True):
+                answers[i] = answer
+        except BaseException as exc:
+            stop.set()
+            with lock:
+                failures.append(exc)
+        finally:
+            if own is not None:
+                own.close()
+
+    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(jobs)]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:
+        stop.set()  # an interrupt: every shard kills its adapter and returns
+        for t in threads:
+            t.join()
+        raise
+    real = [f for f in failures if not isinstance(f, Stopped)]
+    if real:
+        raise real[0]
+    if failures:
+        raise failures[0]
+    return [a for a in answers if a is not None]
+
+
 def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DEFAULT_TIMEOUT,
         startup: float = DEFAULT_STARTUP, stderr_path: Path | None = None,
         cwd: Path | None = None,
         progress: Callable[[Answer], None] | None = None,
-        partner: Partner | None = None) -> list[Answer]:
+        partner: Partner | None = None,
+        cancel: threading.Event | None = None) -> list[Answer]:
     """Send every request to one adapter process (restarted after a hang or crash); with a
-    ``partner``, each request is a handshake with it."""
+    ``partner``, each request is a handshake with it. With ``cancel``, the run checks it while
+    it waits and raises :class:`Stopped` (its adapter killed) once it is set."""
     stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
     answers: list[Answer] = []
     state = _Run(argv, timeout, startup, stderr, cwd)
+    if partner is not None:
+        def wake() -> None:
+            proc = state.proc
+            if proc is not None:
+                with contextlib.suppress(queue.Full):
+                    proc.lines.put_nowait(_WAKE)
+
+        partner.attach(wake)
+    state.cancel = cancel
     try:
         for index, request in enumerate(requests):
+            if cancel is not None and cancel.is_set():
+                raise Stopped("stopped")
             previous = requests[index - 1].id if index else None
             if partner is None or state.broken():
                 answer = _one(state, request, previous, answers)
@@ -320,18 +419,27 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
         return Answer(request.id, None, None, text, "crash", time.perf_counter() - start)
     while True:
         left = limit - (time.perf_counter() - start)
+        if state.cancel is not None and state.cancel.is_set():
+            raise Stopped("stopped")
         try:
-            if partner is None:
+            if partner is None and state.cancel is None:
                 raw = proc.lines.get(timeout=max(0.0, left))
-            else:  # look at the partner between short waits
+            else:  # look at the partner (or the cancel) between short waits
                 raw = proc.lines.get(timeout=max(0.0, min(left, _PARTNER_POLL)))
         except queue.Empty:
-            if partner is not None and left > _PARTNER_POLL:
-                note = partner.waiting(request)
-                if note is not None:
-                    proc.send(note)
-                continue
-            state.drop("hang")
+            if partner is None and left > _PARTNER_POLL:
+                continue  # only the cancel was to be looked at
+            raw = _WAKE if partner is not None and left > _PARTNER_POLL else None
+            if raw is None:
+                state.drop("hang")
+                return Answer(request.id, None, None, f"no answer within {limit:g} s", "hang",
+                              time.perf_counter() - start)
+        if raw is _WAKE:
+            assert partner is not None
+            note = partner.waiting(request)
+            if note is not None:
+                proc.send(note)
+            continue
             return Answer(request.id, None, None, f"no answer within {limit:g} s", "hang",
                           time.perf_counter() - start)
         elapsed = time.perf_counter() - start

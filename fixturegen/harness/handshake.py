@@ -31,7 +31,7 @@ import contextlib
 import json
 import queue
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -65,6 +65,9 @@ PROFILE_CASES = ("matrix.ed25519.ed25519.fixed", "matrix.ecdsa_secp256r1_sha256.
                  "matrix.rsa_pss_rsae_sha256.ed25519.fixed",
                  "matrix.rsa_pss_rsae_sha384.ed25519.fixed",
                  "matrix.rsa_pss_rsae_sha512.ed25519.fixed")
+#: How long a listening adapter still waits for a connection once the fixture peer's side
+#: completed cleanly (its library may hand an accepted connection over a little later).
+CANCEL_GRACE_MS = 250
 PROOF_SET_RULE = ("tls.md: the certificate's self-signature, the extension's signature and the "
                   "CertificateVerify each prove the key; a handshake with any one corrupted "
                   "fails")
@@ -212,11 +215,19 @@ class FixturePeer:
         self.address_sent = False
         self.early: PeerEvent | None = None  # the peer's done, seen while the adapter waits
         self.cancelled = False
+        self.wake: Callable[[], None] | None = None
+
+    def attach(self, wake: Callable[[], None]) -> None:
+        self.wake = wake
+
+    def _line(self) -> None:
+        if self.wake is not None:
+            self.wake()
 
     def _start(self) -> driver._Process:
         if self.proc is None:
             try:
-                self.proc = driver._Process(self.argv, None, None)
+                self.proc = driver._Process(self.argv, None, None, on_line=self._line)
             except driver.AdapterStartError as exc:
                 raise PeerError(f"the fixture peer: {exc}") from exc
         return self.proc
@@ -275,7 +286,11 @@ class FixturePeer:
     def waiting(self, request: Request) -> bytes | None:
         """A QUIC listener may drop a failed handshake without a word (go-libp2p does): once
         the peer's side is over, tell the adapter, which then stops waiting for a connection
-        (after a short grace) and answers that it accepted none."""
+        and answers that it accepted none. When the peer's side says the implementation
+        refused it (its handshake failed, or the implementation closed it with an error), no
+        connection is coming and the adapter answers at once (``grace_ms`` 0); when the peer
+        completed cleanly, the implementation's listener may still hand the connection over,
+        so the adapter gives it ``CANCEL_GRACE_MS``."""
         if self.cancelled or self.direction != "listen" or self.transport != "quic":
             return None
         if self.early is None:
@@ -285,15 +300,17 @@ class FixturePeer:
             return None
         self.cancelled = True
         said = f"{self.early.outcome}: {self.early.error or 'no error'}"
+        refused = self.early.outcome != "complete" or self.early.error is not None
         return (json.dumps({"id": request.id, "cancel": f"the fixture peer's side ended "
-                            f"({said})"}) + "\n").encode()
+                            f"({said})", "grace_ms": 0 if refused else CANCEL_GRACE_MS})
+                + "\n").encode()
 
     def after(self, request: Request, answer: driver.Answer) -> driver.Answer:
         if self.direction == "listen" and not self.address_sent:
             self._send({"id": request.id, "address": ""})  # the peer gives up at once
         event = self.early
-        if event is None:
-            self._send({"id": request.id, "stop": True})  # whatever it still waits for
+        if event is None:  # end whatever it still waits for
+            self._send({"id": request.id, "stop": True, "verdict": answer.verdict})
             event = self._event(request.id, self.timeout + 5.0)
         if event is None:
             return answer

@@ -86,7 +86,7 @@ def entries(target: Target, corpus: Corpus, mode: str
 
 def run_entries(target: Target, corpus: Corpus, mode: str, folder: Path, *,
                 peer_argv: Sequence[str], timeout: float, startup: float,
-                known: Known = frozenset(),
+                known: Known = frozenset(), jobs: int = 1,
                 say: Callable[[str], None] | None = None,
                 done: Callable[[Implementation], None] | None = None,
                 ) -> tuple[list[Implementation], str | None]:
@@ -102,13 +102,13 @@ def run_entries(target: Target, corpus: Corpus, mode: str, folder: Path, *,
                 if say is not None:
                     say(f"harness: {label} {target.version}: {len(corpus.api)} cases")
                 entry = run_target(target, corpus.api, timeout=timeout, startup=startup,
-                                   stderr_path=log, known=known)
+                                   stderr_path=log, known=known, jobs=jobs)
             else:
                 plan = corpus.plans[way]
                 if say is not None:
                     say(f"harness: {label} {target.version}: {len(plan)} handshakes")
                 entry = run_handshake(target, peer_argv, plan, *way, timeout=timeout,
-                                      startup=startup, stderr_path=log, known=known)
+                                      startup=startup, stderr_path=log, known=known, jobs=jobs)
         except (driver.AdapterStartError, PeerError) as exc:
             return ran, f"{label}: {exc}"
         ran.append(entry)
@@ -132,11 +132,13 @@ def catalogue(cases: Sequence[HarnessCase]) -> list[CatalogueEntry]:
 
 def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
                startup: float, stderr_path: Path | None, known: Known = frozenset(),
-               progress: Callable[[driver.Answer], None] | None = None) -> Implementation:
+               progress: Callable[[driver.Answer], None] | None = None,
+               jobs: int = 1) -> Implementation:
     """Run one implementation; raises ``driver.AdapterStartError`` if it cannot start."""
     start = time.perf_counter()
-    answers = driver.run(target.argv, [c.request for c in cases], timeout=timeout,
-                         startup=startup, stderr_path=stderr_path, progress=progress)
+    answers = driver.run_jobs(target.argv, [c.request for c in cases], jobs=jobs,
+                              timeout=timeout, startup=startup, stderr_path=stderr_path,
+                              progress=progress)
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     for case, answer in zip(cases, answers, strict=True):
@@ -155,20 +157,21 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
 def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[HandshakeCase],
                   transport: Transport, direction: Direction, *, timeout: float,
                   startup: float, stderr_path: Path | None, known: Known = frozenset(),
-                  progress: Callable[[driver.Answer], None] | None = None) -> Implementation:
+                  progress: Callable[[driver.Answer], None] | None = None,
+                  jobs: int = 1) -> Implementation:
     """Run one implementation's handshakes in one direction against the fixture peer. The
     adapter and the peer get three quarters of ``timeout`` for a handshake, so that a library
-    that gives up answers ``reject`` before the driver calls it ``hang``."""
+    that gives up answers ``reject`` before the driver calls it ``hang``. With ``jobs`` > 1,
+    that many adapter processes, each with its own fixture peer, take turns through the
+    cases, several handshakes in flight at once."""
     inner = 0.75 * timeout
     requests = [c.case.request.model_copy(update={"timeout_ms": int(inner * 1000)})
                 for c in cases]
-    peer = FixturePeer(peer_argv, cases, transport, direction, inner)
     start = time.perf_counter()
-    try:
-        answers = driver.run(target.argv, requests, timeout=timeout, startup=startup,
-                             stderr_path=stderr_path, progress=progress, partner=peer)
-    finally:
-        peer.close()
+    answers = driver.run_jobs(
+        target.argv, requests, jobs=jobs, timeout=timeout, startup=startup,
+        stderr_path=stderr_path, progress=progress,
+        partner=lambda: FixturePeer(peer_argv, cases, transport, direction, inner))
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     label = f"{target.name}@{transport}-{direction}"

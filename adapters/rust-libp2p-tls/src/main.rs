@@ -49,6 +49,10 @@ struct Request {
     address: Option<String>,
     #[serde(default)]
     timeout_ms: Option<u64>,
+    /// A control line of the harness (`{"id": ..., "cancel": ...}`), not a request: this
+    /// library reports a refused inbound handshake itself, so it needs none and skips them.
+    #[serde(default)]
+    cancel: Option<String>,
 }
 
 fn default_kind() -> String {
@@ -201,6 +205,7 @@ fn main() {
             continue;
         }
         let reply = match serde_json::from_str::<Request>(&line) {
+            Ok(req) if req.cancel.is_some() => continue,
             Ok(req) => match req.kind.as_str() {
                 "certificate" => check_certificate(req),
                 "certificate_verify" => check_certificate_verify(req),
