@@ -30,6 +30,7 @@ import logging
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -149,6 +150,19 @@ def answer(verify: Callable[[bytes, ID | None], ID], request: dict[str, Any],
     return {"id": case, "verdict": "accept", "peer_id": peer_id.to_base58(), "error": None}
 
 
+WHAT = {"tls": "TLS security transport (libp2p.security.tls, in py-libp2p from 0.4.0)",
+        "quic": "QUIC transport (libp2p.transport.quic, in py-libp2p from 0.3.0)"}
+
+
+def installed() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libp2p")
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
 def announce(line: dict[str, str]) -> None:
     """A handshake's line before its reply (where it listens)."""
     sys.stdout.write(json.dumps(line) + "\n")
@@ -160,13 +174,18 @@ def main() -> int:
     if len(sys.argv) != 2 or sys.argv[1] not in modes:
         print("usage: adapter.py tls|quic", file=sys.stderr)
         return 2
-    verify = modes[sys.argv[1]]()
-    make = {"tls": tls_maker, "quic": quic_maker}[sys.argv[1]]()
+    missing = None
     up = None
-    if sys.argv[1] == "tls":
-        from handshake import upgrader
+    try:
+        verify = modes[sys.argv[1]]()
+        make = {"tls": tls_maker, "quic": quic_maker}[sys.argv[1]]()
+        if sys.argv[1] == "tls":
+            from handshake import upgrader
 
-        up = upgrader()
+            up = upgrader()
+    except ImportError as exc:  # an older py-libp2p, without this mode's transport
+        missing = (f"adapter: py-libp2p {installed()} has no {WHAT[sys.argv[1]]} "
+                   f"({type(exc).__name__}: {exc})")
     lines: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:  # one reader, so that a listening handshake can see a cancel line
@@ -178,11 +197,17 @@ def main() -> int:
     while (line := lines.get()) is not None:
         if not line.strip() or '"cancel"' in line:
             continue  # a cancel that came after its answer
+        started = time.process_time()
+        request: Any = None
+        reply: Verdict
         try:
             request = json.loads(line)
             if not isinstance(request, dict):
                 reply = {"id": "", "verdict": "skip", "peer_id": None,
                          "error": "adapter: not an object"}
+            elif missing is not None:
+                reply = {"id": str(request.get("id", "")), "verdict": "skip", "peer_id": None,
+                         "error": missing}
             elif request.get("kind") == "handshake" and up is not None:
                 from handshake import handshake
 
@@ -196,6 +221,8 @@ def main() -> int:
         except json.JSONDecodeError as exc:
             reply = {"id": "", "verdict": "skip", "peer_id": None,
                      "error": f"adapter: unreadable request: {exc}"}
+        if isinstance(request, dict) and request.get("kind") == "handshake":
+            reply["cpu_seconds"] = round(time.process_time() - started, 6)  # user+system
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
     return 0
