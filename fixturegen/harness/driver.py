@@ -104,12 +104,14 @@ class Partner(Protocol):
 
 class _Process:
     def __init__(self, argv: Sequence[str], stderr: IO[bytes] | None, cwd: Path | None,
-                 on_line: Callable[[], None] | None = None) -> None:
+                 on_line: Callable[[], None] | None = None,
+                 env: dict[str, str] | None = None) -> None:
         try:
             self.proc = subprocess.Popen(
                 list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if stderr is not None else subprocess.DEVNULL,
-                cwd=cwd, bufsize=0, start_new_session=True)
+                cwd=cwd, bufsize=0, start_new_session=True,
+                env={**os.environ, **env} if env else None)
         except (OSError, ValueError) as exc:
             raise AdapterStartError(f"cannot start {' '.join(argv)}: {exc}") from exc
         self.lines: queue.Queue[object] = queue.Queue(maxsize=16)
@@ -245,8 +247,10 @@ class _Run:
     """The state of one adapter over the request list."""
 
     def __init__(self, argv: Sequence[str], timeout: float, startup: float,
-                 stderr: IO[bytes] | None, cwd: Path | None) -> None:
+                 stderr: IO[bytes] | None, cwd: Path | None,
+                 env: dict[str, str] | None = None) -> None:
         self.argv, self.timeout, self.startup = argv, timeout, startup
+        self.env = env
         self.stderr, self.cwd = stderr, cwd
         self.proc: _Process | None = None
         self.starts = 0
@@ -263,7 +267,7 @@ class _Run:
 
     def start(self) -> _Process:
         if self.proc is None:
-            self.proc = _Process(self.argv, self.stderr, self.cwd)
+            self.proc = _Process(self.argv, self.stderr, self.cwd, env=self.env)
             self.starts += 1
         return self.proc
 
@@ -287,7 +291,8 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
              timeout: float = DEFAULT_TIMEOUT, startup: float = DEFAULT_STARTUP,
              stderr_path: Path | None = None,
              progress: Callable[[Answer], None] | None = None,
-             partner: Callable[[], Partner] | None = None) -> list[Answer]:
+             partner: Callable[[], Partner] | None = None,
+             env: dict[str, str] | None = None) -> list[Answer]:
     """:func:`run` over ``jobs`` adapter processes at once (each with its own partner, from
     ``partner()``), the requests dealt round-robin; the answers in the order of ``requests``.
     Each process sees its requests in corpus order, as a sequential run would, so a case's
@@ -299,7 +304,7 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
         own = partner() if partner is not None else None
         try:
             return run(argv, requests, timeout=timeout, startup=startup,
-                       stderr_path=stderr_path, progress=progress, partner=own)
+                       stderr_path=stderr_path, progress=progress, partner=own, env=env)
         finally:
             if own is not None:
                 own.close()
@@ -322,7 +327,7 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
                                         + f".{k + 1}.stderr.log")
         try:
             got = run(argv, [requests[i] for i in shards[k]], timeout=timeout, startup=startup,
-                      stderr_path=log, progress=told, partner=own, cancel=stop)
+                      stderr_path=log, progress=told, partner=own, cancel=stop, env=env)
             for i, answer in zip(shards[k], got, strict=True):
                 answers[i] = answer
         except BaseException as exc:
@@ -357,13 +362,14 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
         cwd: Path | None = None,
         progress: Callable[[Answer], None] | None = None,
         partner: Partner | None = None,
-        cancel: threading.Event | None = None) -> list[Answer]:
+        cancel: threading.Event | None = None,
+        env: dict[str, str] | None = None) -> list[Answer]:
     """Send every request to one adapter process (restarted after a hang or crash); with a
     ``partner``, each request is a handshake with it. With ``cancel``, the run checks it while
     it waits and raises :class:`Stopped` (its adapter killed) once it is set."""
     stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
     answers: list[Answer] = []
-    state = _Run(argv, timeout, startup, stderr, cwd)
+    state = _Run(argv, timeout, startup, stderr, cwd, env)
     if partner is not None:
         def wake() -> None:
             proc = state.proc

@@ -45,6 +45,7 @@ class Target:
     handshake: str = ""  # the secure-channel upgrade its handshake mode runs ("": none)
     transports: tuple[Transport, ...] = ()  # the transports its handshake mode has
     notes: tuple[str, ...] = ()  # what this build leaves out, and why (another version's shims)
+    env: tuple[tuple[str, str], ...] = ()  # set in the adapter's environment (a mutant's switch)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
     start = time.perf_counter()
     answers = driver.run_jobs(target.argv, [c.request for c in cases], jobs=jobs,
                               timeout=timeout, startup=startup, stderr_path=stderr_path,
-                              progress=progress)
+                              progress=progress, env=dict(target.env))
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     for case, answer in zip(cases, answers, strict=True):
@@ -170,7 +171,7 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
     start = time.perf_counter()
     answers = driver.run_jobs(
         target.argv, requests, jobs=jobs, timeout=timeout, startup=startup,
-        stderr_path=stderr_path, progress=progress,
+        stderr_path=stderr_path, progress=progress, env=dict(target.env),
         partner=lambda: FixturePeer(peer_argv, cases, transport, direction, inner))
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
