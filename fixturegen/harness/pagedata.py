@@ -128,8 +128,9 @@ class PageData(_Model):
     generator: str
     corpus: str
     seed: str | None
-    #: When the results were written (UTC, ISO 8601), when known.
+    #: When the results were written (UTC), and the command that wrote them, when known.
     produced: str | None = None
+    command: str | None = None
     cases: list[Case]
     entries: list[Entry]
     findings: list[Findings]
