@@ -538,17 +538,14 @@ def results_pages(d: PageData) -> dict[str, str]:
                 "`tcp-dial` ...: handshakes) and the cases they said it on.", "",
                 fragment("style", d, case_href, lambda n, i: ""), "",
                 fragment("findings", d, case_href, lambda n, i: "", heading=2), ""]
-    handshakes = ["---", "hide:", "  - toc", "---", "", head, "# Handshakes and interop", "",
-                  intro, "",
+    handshakes = [*wide, "# Handshakes and interop", "", intro, "",
                   "## Three proofs, each corrupted alone", "",
                   "Each cell: the handshake with the fixture peer's certificate, extension or "
                   "CertificateVerify corrupted alone (`valid`: none) ended as the spec "
                   "requires (`ok`), or the outcome it got instead.", ""]
     if d.proof_set_rows:
-        handshakes += ["| entry | " + " | ".join(d.proof_set_columns) + " |",
-                       "|" + "---|" * (len(d.proof_set_columns) + 1)]
-        handshakes += [f"| {label} | " + " | ".join(cells) + " |"
-                       for label, cells in d.proof_set_rows]
+        handshakes += [fragment("style", d, lambda i: None, lambda n, i: ""), "",
+                       fragment("proofsets", d, lambda i: None, lambda n, i: ""), ""]
     handshakes += ["", "## Handshake verdicts that differ from the API verdict", ""]
     grouped = differences(d)
     for api, hs, said, where in grouped:

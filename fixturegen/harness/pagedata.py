@@ -389,6 +389,8 @@ def _environment() -> Environment:
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
                       lstrip_blocks=True)
     env.filters["entry_of"] = entry_of
+    env.filters["key_of"] = lambda column: column.rsplit(" ", 1)[0]
+    env.filters["proof_of"] = lambda column: column.rsplit(" ", 1)[1]
     return env
 
 
@@ -412,8 +414,8 @@ def html(d: PageData) -> str:
 
 def fragment(template: str, d: PageData, case_href: Callable[[str], str | None],
              finding_href: Callable[[str, str], str], heading: int = 2) -> str:
-    """One part of the page (``matrix``, ``findings`` or ``style``) for another page: the
-    documentation site renders its Results pages with these."""
+    """One part of the page (``matrix``, ``findings``, ``proofsets`` or ``style``) for another
+    page: the documentation site renders its Results pages with these."""
     return _environment().get_template(f"conformance-{template}.html.j2").render(
         heading=heading, **_context(d, case_href, finding_href))
 
