@@ -36,7 +36,6 @@ from fixturegen.harness.adapters import BY_NAME, PEER, AdaptersNotFound, adapter
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-SITE = ROOT / "site"
 BIN = Path(sys.executable).parent
 
 pytestmark = pytest.mark.docs
@@ -208,15 +207,18 @@ MAIN_PAGES = ["index.html", "guides/corpus.html", "guides/validate.html",
 
 
 @pytest.fixture(scope="module")
-def site() -> Path:
-    """The site, built as ``make docs`` builds it (strict)."""
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built as ``make docs`` builds it (strict), into a folder of this test
+    process's own (two test processes may build at once)."""
     if not shutil.which("mkdocs", path=str(BIN)):
         pytest.fail("mkdocs is not installed: make docs-check installs it (.[docs])")
-    done = subprocess.run([str(BIN / "mkdocs"), "build", "--strict"], cwd=ROOT,
+    folder = tmp_path_factory.mktemp("site")
+    done = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(folder)],
+                          cwd=ROOT,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
-    return SITE
+    return folder
 
 
 @contextlib.contextmanager
