@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-slow lint generated bench bench-handshake adapters conformance clean distclean
+.PHONY: fixtures test test-fast test-slow lint generated docs docs-check bench bench-handshake adapters conformance clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,26 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-# The files generated from the typed model (schemas, the README's table of checks), after a
-# change to an enum or a model; the tests fail while one is stale.
+# The files generated from the code (the shipped schemas, the documentation's reference pages),
+# after a change to an enum, a model, a command or a case; the tests fail while one is stale.
 generated: $(STAMP)
-	$(PY) tools/generated.py
+	$(PY) -m tools.generated
+
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,lint,docs]'
+	touch $(DOCS_STAMP)
+
+# The documentation site, in site/ (mkdocs-material, strict: a warning, a broken link or a
+# stale generated page fails it).
+docs: $(DOCS_STAMP)
+	$(PY) -m tools.generated --check
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The site built (strict, by the test) and opened in headless Chromium (/usr/bin/chromium,
+# Debian's), and every runnable example of the guides and the README run in a fresh folder.
+docs-check: $(DOCS_STAMP)
+	$(PY) -m pytest -n 2 -m docs
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py
@@ -51,7 +67,7 @@ conformance: $(STAMP) adapters
 	FIXTUREGEN_CONFORMANCE=$(OUT)/conformance $(PY) -m pytest -m conformance
 
 clean:
-	rm -rf $(OUT) .$(OUT).tmp-* .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(OUT) .$(OUT).tmp-* .pytest_cache .mypy_cache .ruff_cache .hypothesis site
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info

@@ -132,7 +132,7 @@ def test_reference_adapter_agrees_everywhere_and_reports_are_written(
     assert [s.get("name") for s in suites] == ["reference"] and suites[0].get("failures") == "0"
     assert "| reference | self |" in (reference_run / "summary.md").read_text()
     page = (reference_run / "index.html").read_text()
-    assert "<h2>Matrix</h2>" in page and "invalid.two-certificates" in page
+    assert '<h2 id="matrix">Matrix</h2>' in page and "invalid.two-certificates" in page
 
 
 def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Path,
@@ -160,6 +160,22 @@ def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Pat
     assert first.group(3) == "critical"  # ranked by importance
     junit = ET.parse(out / "junit.xml").getroot().find("testsuite")
     assert junit is not None and int(junit.get("failures", "0")) > 0
+    # The page: every divergent cell of the matrix links to its finding, on the page; each
+    # finding names its case and what the adapter said, and the case's details are one click
+    # from it (description, rule, expected, fixture file).
+    page = (out / "index.html").read_text()
+    ids = set(re.findall(r'id="([^"]+)"', page))
+    links = re.findall(r'href="#([^"]+)"', page)
+    assert links and all(link in ids for link in links)
+    cells = re.findall(r'<td class=A><a href="#(f[^"]+)"', page)
+    assert len(cells) == sum(1 for c in cases.values() if c["outcome"] == "false_accept")
+    anchor = re.search(r'<code id="([^"]+)"><a href="#c-invalid.extension-signature.other-host-'
+                       r'key">', page)
+    assert anchor is not None and f'href="#{anchor.group(1)}"' in page
+    assert ('<div id="c-invalid.extension-signature.other-host-key"><dt>'
+            'invalid.extension-signature.other-host-key</dt>') in page
+    assert "certs/invalid.extension-signature.other-host-key.der" in page
+    assert len(page) < 300_000, len(page)  # one adapter, 189 cases: light
 
     known = out / "known-divergences.txt"
     assert cli("harness", "report", str(out / "results.json"), "--known", str(known)

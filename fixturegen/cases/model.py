@@ -60,6 +60,11 @@ class Case:
     importance: Importance | None = None
     #: The spec rule this case tests, for reports ("tls.md: ...").
     rule: str = ""
+    #: The id template of the family it belongs to (its own id when it is alone), and the
+    #: catalogue module that declares it (valid, invalid, acceptable, times): the
+    #: documentation and the reports group cases by them.
+    family: str = ""
+    section: str = ""
 
     def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None) -> Rendered:
         """Build the case: its manifest entry (the model ``output/`` writes) and its files.
@@ -139,7 +144,8 @@ def case(
                 result=result(**params) if callable(result) else result,
                 build=build, error=error,
                 flags=flags(**params) if callable(flags) else flags,
-                importance=importance, rule=rule,
+                importance=importance, rule=rule, family=id,
+                section=fn.__module__.rsplit(".", 1)[-1],
             ))
         return fn
 

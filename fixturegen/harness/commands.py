@@ -39,7 +39,8 @@ from fixturegen.harness.adapters import (
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.interop import run_interop
-from fixturegen.harness.report import ReportFolderError, check_report_folder, write_reports
+from fixturegen.harness.pagedata import write_reports
+from fixturegen.harness.report import ReportFolderError, check_report_folder
 from fixturegen.harness.requests import CorpusError
 from fixturegen.harness.results import (
     Implementation,

@@ -1,4 +1,6 @@
-"""The four conformance reports, from a results file: results.json, JUnit XML, Markdown, HTML."""
+"""The conformance reports, from a results file: results.json, JUnit XML, Markdown, the known
+list, and the tables they share; the HTML page is drawn by ``fixturegen.harness.pagedata``,
+which also writes the set (:func:`fixturegen.harness.pagedata.write_reports`)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ from pathlib import Path
 from statistics import median
 from xml.sax.saxutils import quoteattr
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
 from fixturegen.certs.schemes import SCHEMES
 from fixturegen.harness.compare import DIVERGENCES, OUTCOMES
 from fixturegen.harness.results import (
@@ -20,9 +20,7 @@ from fixturegen.harness.results import (
     Implementation,
     ResultsFile,
     dump_results,
-    known_text,
 )
-from fixturegen.output.render import TEMPLATES
 from fixturegen.verify.inputs import printable
 
 IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
@@ -268,25 +266,6 @@ def junit(results: ResultsFile) -> str:
     return "\n".join(out) + "\n"
 
 
-def html(results: ResultsFile) -> str:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
-                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
-                      lstrip_blocks=True)
-    catalogue = {c.id: c for c in results.catalogue}
-    by_impl = {impl.label: {c.id: c for c in impl.cases} for impl in results.implementations}
-    return env.get_template("conformance.html.j2").render(
-        r=results, rows=summary_rows(results), catalogue=catalogue, by_impl=by_impl,
-        findings={impl.label: findings(impl, catalogue) for impl in results.implementations},
-        divergences=DIVERGENCES, anchor=anchor, interop=interop_matrix(results),
-        proof_sets=proof_set_table(results), mode_differences=mode_differences(results),
-        profile=handshake_profile(results),
-        interop_findings=interop_findings(results))
-
-
-def anchor(impl: str, case: str) -> str:
-    return f"f-{impl}-{case}".replace(".", "-").replace("@", "-")
-
-
 REPORT_FILES = ("results.json", "junit.xml", "summary.md", "index.html", "known-divergences.txt")
 
 
@@ -316,7 +295,7 @@ def check_report_folder(folder: Path) -> None:
                                 ) from None
 
 
-def _write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
+def write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
     """Write each file next to its target, then rename: a reader never sees half a report."""
     folder.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path]] = []
@@ -335,11 +314,5 @@ def _write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
         os.replace(tmp, target)
 
 
-def write_reports(results: ResultsFile, folder: Path) -> None:
-    texts = (dump_results(results), junit(results), markdown(results), html(results),
-             known_text(results))
-    _write_all(folder, list(zip(REPORT_FILES, texts, strict=True)))
-
-
 def write_results_only(results: ResultsFile, folder: Path) -> None:
-    _write_all(folder, [("results.json", dump_results(results))])
+    write_all(folder, [("results.json", dump_results(results))])

@@ -10,9 +10,10 @@ claim of an identity is examined. The first failing check is the verdict.
 
 :class:`ErrorCode` names each way a check fails; its members are in check order. :class:`Flag`
 names each borderline feature, with the note that explains it once (as Project Wycheproof's
-``notes``). The manifest's ``error_codes`` and ``notes``, the schema's enums and the README's
-table of checks all come from these three enums. This module imports nothing from the toolkit:
-the generator declares its expectations in the verifier's words, never the reverse.
+``notes``). The manifest's ``error_codes`` and ``notes``, the schema's enums and the
+documentation's page of checks, codes and flags all come from these three enums. This module
+imports nothing from the toolkit: the generator declares its expectations in the verifier's
+words, never the reverse.
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ NOTES: dict[str, str] = {f.value: f.note for f in Flag}
 
 
 def check_table() -> str:
-    """The README's table of checks, in order, with the codes each can give."""
+    """The table of checks (docs/reference/checks.md), in order, with the codes each gives."""
     rows = ["| # | check | error code |", "|---|---|---|"]
     for check in Check:
         codes = ", ".join(f"`{c}`" for c in ErrorCode if c.check is check)

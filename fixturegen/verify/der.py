@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import calendar
 
-#: Bounds on untrusted input (README, "Input limits"). A real libp2p certificate is under 2 KB
-#: (RSA-4096 included); these are far above any of them and keep every input cheap to reject.
+# Bounds on untrusted input (the documentation's reference/limits.md is generated from the
+# comments that follow). A real libp2p certificate is under 2 KB (RSA-4096 included); these are
+# far above any of them and keep every input cheap to reject.
+#: Bytes of one certificate (DER), checked before parsing.
 MAX_CERTIFICATE_BYTES = 64 * 1024
 #: Certificates in one presented chain (libp2p wants exactly one; longer is ``chain_length``).
 MAX_CHAIN_CERTIFICATES = 16

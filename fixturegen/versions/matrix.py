@@ -33,7 +33,7 @@ from fixturegen.harness.matrix import (
     counts,
     load_matrix,
 )
-from fixturegen.harness.report import write_reports
+from fixturegen.harness.pagedata import write_reports
 from fixturegen.harness.results import ResultsError, ResultsFile, load_results
 from fixturegen.harness.session import Corpus, results_file, run_entries
 from fixturegen.output.owned import claim, mark, owned_files, write_file

@@ -1,0 +1,1 @@
+"""Scripts of the checkout (run with python -m tools.NAME from its root)."""
