@@ -23,6 +23,7 @@ from fixturegen.errors import EXIT_INTERRUPTED, fail, seed_option, stopped_code
 from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
 from fixturegen.keys import KeyPair
+from fixturegen.mutation.commands import mutate_app
 from fixturegen.verify.inputs import printable
 from fixturegen.versions import commands as versions_commands
 
@@ -36,6 +37,7 @@ harness_app.command("matrix")(versions_commands.matrix)
 harness_app.command("check")(versions_commands.check_command)
 harness_app.command("profile")(versions_commands.profile_command)
 harness_app.command("build")(versions_commands.build_command)
+app.add_typer(mutate_app, name="mutate")
 
 
 @app.command()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from fixturegen.fuzz.report import fuzz_schema
 from fixturegen.harness.matrix import matrix_schema
+from fixturegen.mutation.model import mutation_schema
 from fixturegen.harness.protocol import reply_schema, request_schema
 from fixturegen.harness.results import results_schema
 from fixturegen.model.manifest import dumps, manifest_schema
@@ -25,6 +26,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, object]]] = {
     "manifest": manifest_schema, "transcripts": transcripts_schema,
     "harness-request": request_schema, "harness-reply": reply_schema,
     "conformance-results": results_schema, "fuzz": fuzz_schema, "matrix": matrix_schema,
+    "mutation": mutation_schema,
 }
 
 

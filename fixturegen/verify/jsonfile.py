@@ -25,7 +25,7 @@ from fixturegen.verify.inputs import InputError, is_unicode, printable, read_bou
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 40
-SCHEMAS = ("manifest", "transcripts", "conformance-results", "matrix")
+SCHEMAS = ("manifest", "transcripts", "conformance-results", "matrix", "mutation")
 
 
 class _Bad(ValueError):

@@ -1,0 +1,77 @@
+"""Why an implementation rejected a case, in the reference verifier's words.
+
+Each shipped adapter may carry a small reviewed table (``adapters/FOLDER/mutation/
+NAME.errors.json``): an ordered list of ``{"pattern": REGEX, "codes": [ERROR_CODE, ...]}``.
+The first pattern that matches the implementation's error text (case-insensitive, anywhere in
+it) gives the reason: the reference's error codes that text stands for (more than one when the
+implementation's words cannot tell them apart). Text that no pattern matches has no reason,
+and is never counted against the implementation: random or localised text (a port number, a
+panic's address) stays tolerated.
+
+The harness uses the reason for the outcome ``wrong_reason`` (the verdict is right, the reason
+is another check's), and a mutation campaign counts a changed reason as a kill.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixturegen.verify.codes import ErrorCode
+
+MAX_TABLE_BYTES = 256 * 1024
+MAX_TEXT = 4096  # the part of an error text the patterns see
+
+
+class ReasonTableError(Exception):
+    """A reviewed table that cannot be read (a fixturegen bug or a broken checkout)."""
+
+
+@dataclass(frozen=True)
+class ReasonTable:
+    rows: tuple[tuple[re.Pattern[str], frozenset[str]], ...]
+    path: Path
+
+    def codes(self, text: str | None) -> frozenset[str] | None:
+        """The reference error codes ``text`` stands for, or None when no pattern matches."""
+        if not text:
+            return None
+        head = text[:MAX_TEXT]
+        for pattern, codes in self.rows:
+            if pattern.search(head):
+                return codes
+        return None
+
+
+def table_path(adapters: Path, folder: str, name: str) -> Path:
+    return adapters / folder / "mutation" / f"{name}.errors.json"
+
+
+def load_table(path: Path) -> ReasonTable | None:
+    """The table at ``path`` (None when there is none)."""
+    if not path.is_file():
+        return None
+    try:
+        if path.stat().st_size > MAX_TABLE_BYTES:
+            raise ReasonTableError(f"{path}: over {MAX_TABLE_BYTES} bytes")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ReasonTableError(f"{path}: {exc}") from None
+    known = {code.value for code in ErrorCode}
+    rows: list[tuple[re.Pattern[str], frozenset[str]]] = []
+    if not isinstance(data, list):
+        raise ReasonTableError(f"{path}: not a list of {{pattern, codes}}")
+    for number, row in enumerate(data, 1):
+        if not isinstance(row, dict) or not isinstance(row.get("pattern"), str) or not isinstance(
+                row.get("codes"), list):
+            raise ReasonTableError(f"{path}: row {number} is not {{pattern, codes}}")
+        unknown = [c for c in row["codes"] if c not in known]
+        if unknown or not row["codes"]:
+            raise ReasonTableError(f"{path}: row {number}: unknown error codes {unknown}")
+        try:
+            rows.append((re.compile(row["pattern"], re.IGNORECASE), frozenset(row["codes"])))
+        except re.error as exc:
+            raise ReasonTableError(f"{path}: row {number}: {exc}") from None
+    return ReasonTable(tuple(rows), path)

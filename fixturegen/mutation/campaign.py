@@ -1,0 +1,443 @@
+"""One implementation's mutation campaign: list the mutants, run the unmutated build (the
+baseline), then each mutant: apply it to the scratch tree, build, run the corpus, run the
+implementation's own tests, compare, record.
+
+The campaign folder (``--out``, owned by ``fixturegen mutate``)::
+
+    campaign.json      what this campaign is (implementation, version, shard, mode); a folder
+                       holding another campaign is refused, one holding this one is resumed
+    mutants.jsonl      every mutant the tool listed (all shards)
+    baseline.json      the unmutated build's verdicts and reasons
+    results/N.json     one finished mutant (written whole); a resumed campaign skips these
+    work/pristine/     the implementation's source, untouched
+    work/tree/         the scratch copy the mutants are written into (put back after each one,
+                       and after an interrupt: no mutated file is left behind)
+    logs/              build, corpus and upstream-test output of the last mutants
+    mutation.json, mutation.md   the report (schema: mutation.schema.json)
+
+A mutant is killed by the corpus when a case's verdict differs from the baseline's (a crash or
+a hang where the baseline answered counts too), or, every verdict the same, when a case's
+reason changed (the implementation's error text, mapped by the adapter's reviewed table). Each
+case gets a time limit derived from the baseline: ten times the slowest baseline answer, at
+least two seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from statistics import median
+
+from fixturegen import __version__
+from fixturegen.builds.build import BuildError, Wanted, ensure
+from fixturegen.builds.cache import UNHASHED, tree_hash
+from fixturegen.harness.adapters import Adapter
+from fixturegen.harness.results import Implementation
+from fixturegen.harness.session import Corpus, Target, run_entries
+from fixturegen.mutation.model import (
+    SCHEMA_VERSION,
+    CorpusKill,
+    Mutant,
+    MutantResult,
+    MutationFile,
+    category,
+    count,
+)
+from fixturegen.mutation.setup import Setup, run_script
+from fixturegen.mutation.spans import SpanError, apply, original_text, restore
+from fixturegen.output.owned import claim, mark, write_file
+
+COMMAND = "mutate"
+SOURCE_TIMEOUT = 900.0
+LIST_TIMEOUT = 1800.0
+MIN_CASE_TIMEOUT = 2.0
+
+
+class CampaignError(Exception):
+    """The campaign cannot run (one line): no source, no mutants, a broken baseline."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: str  # api | all (all: handshake entries too, for the handshake-side files)
+    shard: tuple[int, int]  # (k, n), 0 <= k < n
+    upstream: bool
+    timeout: float
+    startup: float
+    build_timeout: float
+    upstream_timeout: float
+    limit: int | None = None  # at most this many mutants of the shard (a smoke run)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One case of one entry as a build answered it."""
+
+    verdict: str | None
+    failure: bool  # hang, crash or error
+    reasons: frozenset[str] | None
+    seconds: float
+
+
+Observed = dict[tuple[str, str], Seen]  # (entry label, case id) -> what was seen
+
+
+def shard_of(mutants: Sequence[Mutant], shard: tuple[int, int]) -> list[Mutant]:
+    """The cargo-mutants convention: mutant i (in id order) belongs to shard i mod n."""
+    k, n = shard
+    ordered = sorted(mutants, key=lambda m: m.id)
+    return [m for i, m in enumerate(ordered) if i % n == k]
+
+
+def observe(entries: Sequence[Implementation], setup: Setup) -> Observed:
+    out: Observed = {}
+    for impl in entries:
+        for case in impl.cases:
+            failure = case.outcome in ("hang", "crash", "error")
+            reasons = None if failure or setup.reasons is None else setup.reasons.codes(
+                case.error)
+            out[(impl.label, case.id)] = Seen(case.verdict, failure, reasons, case.seconds)
+    return out
+
+
+def compare(base: Observed, mutant: Observed, labels: Sequence[str]) -> CorpusKill:
+    """The kill rule: verdicts first, then reasons."""
+    by_verdict: list[str] = []
+    by_reason: list[str] = []
+    for key, before in base.items():
+        if key[0] not in labels:
+            continue
+        after = mutant.get(key)
+        name = f"{key[0]}:{key[1]}"
+        newly_failed = after is not None and after.failure and not before.failure
+        answered = after is not None and not after.failure and not before.failure
+        if after is None or newly_failed or (answered and after.verdict != before.verdict):
+            by_verdict.append(name)
+        elif (answered and after.verdict == before.verdict
+              and after.reasons != before.reasons
+              and (after.reasons is not None or before.reasons is not None)):
+            by_reason.append(name)
+    return CorpusKill(verdict=by_verdict, reason=by_reason, entries=list(labels))
+
+
+class Campaign:
+    def __init__(self, adapter: Adapter, setup: Setup, wanted: Wanted, corpus: Corpus,
+                 out: Path, *, base: Path, cache: Path, peer_argv: Sequence[str],
+                 settings: Settings, say: Callable[[str], None]) -> None:
+        self.adapter, self.setup, self.wanted, self.corpus = adapter, setup, wanted, corpus
+        self.base, self.cache, self.peer_argv = base, cache, peer_argv
+        self.settings, self.say = settings, say
+        self.folder = claim(out, COMMAND)
+        self.work = self.folder / "work"
+        self.pristine, self.tree = self.work / "pristine", self.work / "tree"
+        self.logs = self.folder / "logs"
+        self.written: set[str] = set()
+        self.times: dict[str, list[float]] = {"build": [], "corpus": [], "upstream": []}
+        self.version = wanted.version or adapter.version
+
+    # -- files ------------------------------------------------------------------------------
+    def _write(self, rel: str, text: str) -> None:
+        write_file(self.folder, rel, text.encode("utf-8"))
+        self.written.add(rel)
+
+    def _identity(self) -> dict[str, object]:
+        return {"implementation": self.adapter.name, "version": self.version,
+                "source": str(self.wanted.source.resolve()) if self.wanted.source else None,
+                "corpus_seed": self.corpus.seed, "mode": self.settings.mode,
+                "shard": list(self.settings.shard), "generator": f"fixturegen {__version__}"}
+
+    def _start(self) -> None:
+        """A new campaign, or the resumption of this one (anything else: refused)."""
+        identity = self._identity()
+        path = self.folder / "campaign.json"
+        if path.is_file():
+            try:
+                earlier = json.loads(path.read_text())
+            except ValueError:
+                earlier = None
+            if earlier != identity:
+                raise CampaignError(f"{self.folder} holds another campaign ({path}): give a "
+                                    "new folder, or the same options to resume it")
+            self.say(f"mutate: resuming the campaign in {self.folder}")
+        self._write("campaign.json", json.dumps(identity, indent=1) + "\n")
+        self.logs.mkdir(exist_ok=True)
+
+    def _source(self) -> None:
+        """work/pristine: the source tree mutated (a copy of --source, or the release's)."""
+        marker = self.work / "pristine.ok"
+        if marker.is_file():
+            return
+        if self.pristine.exists():
+            shutil.rmtree(self.pristine)
+        self.work.mkdir(parents=True, exist_ok=True)
+        if self.wanted.source is not None:
+            shutil.copytree(self.wanted.source, self.pristine, symlinks=True,
+                            ignore=shutil.ignore_patterns(*UNHASHED))
+        else:
+            ran = run_script(self.setup, ["source", "--impl", self.adapter.name, "--version",
+                                          self.version, "--into", str(self.pristine)],
+                             timeout=SOURCE_TIMEOUT, log=self.logs / "source.log")
+            if ran.code != 0:
+                raise CampaignError(f"{self.adapter.name} {self.version}: cannot get the "
+                                    f"source: {ran.last}")
+        marker.write_text(tree_hash(self.pristine) + "\n")
+
+    def _tree(self) -> None:
+        """work/tree: a fresh copy of the pristine tree (or the one a switch campaign
+        instrumented, kept when it exists)."""
+        if self.setup.activation == "switch" and (self.work / "tree.instrumented").is_file():
+            return
+        if self.tree.exists():
+            shutil.rmtree(self.tree)
+        shutil.copytree(self.pristine, self.tree, symlinks=True)
+
+    def _mutants(self) -> list[Mutant]:
+        path = self.folder / "mutants.jsonl"
+        if not path.is_file():
+            ran = run_script(self.setup, ["list", "--impl", self.adapter.name, "--tree",
+                                          str(self.pristine)], timeout=LIST_TIMEOUT,
+                             log=self.logs / "list.log")
+            if ran.code != 0:
+                raise CampaignError(f"{self.setup.tool} cannot list the mutants: {ran.last}")
+            lines = [line for line in (self.logs / "list.log").read_text().splitlines()
+                     if line.startswith("{")]
+            mutants = []
+            for line in lines:
+                m = Mutant.model_validate_json(line)
+                if not m.original:
+                    text = (self.pristine / m.file).read_text(encoding="utf-8")
+                    try:
+                        m = m.model_copy(update={"original": original_text(text, m)})
+                    except SpanError as exc:
+                        raise CampaignError(f"{m.id}: {exc}") from None
+                mutants.append(m)
+            if not mutants:
+                raise CampaignError(f"{self.setup.tool} listed no mutant in "
+                                    f"{', '.join(self.setup.files)}")
+            ids = [m.id for m in mutants]
+            if len(set(ids)) != len(ids):
+                raise CampaignError("the listing names a mutant twice")
+            self._write("mutants.jsonl", "".join(m.model_dump_json() + "\n" for m in mutants))
+        return [Mutant.model_validate_json(line)
+                for line in path.read_text().splitlines() if line.strip()]
+
+    # -- builds and runs -----------------------------------------------------------------------
+    def _target(self, tree: Path, env: dict[str, str]) -> tuple[Target, float]:
+        """The adapter built against ``tree`` (raises BuildError), and the build's seconds."""
+        built = ensure(self.adapter.recipe, self.base, Wanted(source=tree), self.cache,
+                       timeout=self.settings.build_timeout)
+        built.hold.release()  # one campaign at a time uses its own scratch tree
+        target = self.adapter.target(self.base, built)
+        return replace(target, env=tuple(sorted(env.items()))), built.seconds
+
+    def _env(self, mutant: str) -> dict[str, str]:
+        return {k: v.replace("{mutant}", mutant).replace("{tree}", str(self.tree))
+                for k, v in self.setup.env.items()}
+
+    def _labels(self, mutant: Mutant | None) -> tuple[str, list[str]]:
+        """The mode to run and the entries that count for ``mutant`` (None: the baseline)."""
+        name = self.adapter.name
+        handshake = self.settings.mode == "all" and (
+            mutant is None or mutant.file in self.setup.handshake_files)
+        entries = [name]
+        if handshake:
+            chosen = self.setup.handshake_entries or tuple(
+                f"{t}-{d}" for t in self.adapter.transports for d in ("dial", "listen"))
+            entries += [f"{name}@{e}" for e in chosen]
+        return ("all" if handshake else "api"), entries
+
+    def _corpus(self, target: Target, mutant: Mutant | None, timeout: float
+                ) -> tuple[Observed, list[str], float]:
+        mode, labels = self._labels(mutant)
+        start = time.perf_counter()
+        scratch = self.logs / "run"
+        scratch.mkdir(exist_ok=True)
+        done, _ = run_entries(target, self._limited(labels), mode, scratch,
+                              peer_argv=self.peer_argv, timeout=timeout,
+                              startup=self.settings.startup)
+        return observe(done, self.setup), labels, time.perf_counter() - start
+
+    def _limited(self, labels: list[str]) -> Corpus:
+        """The corpus with only the handshake entries ``labels`` names."""
+        keep = {tuple(label.split("@", 1)[1].split("-")) for label in labels if "@" in label}
+        plans = {way: plan for way, plan in self.corpus.plans.items() if way in keep}
+        return Corpus(self.corpus.path, self.corpus.seed, self.corpus.api, plans)
+
+    def _upstream(self, env: dict[str, str], files: list[str], log: str) -> str:
+        ran = run_script(self.setup, ["test", "--impl", self.adapter.name, "--tree",
+                                      str(self.tree), *[a for f in files for a in ("--file", f)]],
+                         timeout=self.settings.upstream_timeout, env=env,
+                         log=self.logs / log)
+        self.times["upstream"].append(ran.seconds)
+        if ran.code == 0:
+            return "survived"
+        if ran.code == 3:
+            return "unviable"
+        return "killed"
+
+    # -- the campaign ---------------------------------------------------------------------------
+    def run(self) -> MutationFile:
+        self._start()
+        self._source()
+        all_mutants = self._mutants()
+        chosen = shard_of(all_mutants, self.settings.shard)
+        if self.settings.limit is not None:
+            chosen = chosen[:self.settings.limit]
+        self.say(f"mutate: {self.adapter.name} {self.version}: {len(all_mutants)} mutants "
+                 f"({self.setup.tool}), {len(chosen)} in shard "
+                 f"{self.settings.shard[0]}/{self.settings.shard[1]}")
+        self._tree()
+        touched = {m.file for m in all_mutants}
+        try:
+            return self._run(chosen, touched)
+        finally:
+            if self.setup.activation != "switch":
+                with contextlib.suppress(OSError):
+                    restore(self.tree, self.pristine, touched)
+
+    def _run(self, chosen: list[Mutant], touched: set[str]) -> MutationFile:
+        switch = self.setup.activation == "switch"
+        once = self.setup.activation in ("switch", "shadow")  # built once, the env picks
+        if switch and not (self.work / "tree.instrumented").is_file():
+            ran = run_script(self.setup, ["instrument", "--impl", self.adapter.name, "--tree",
+                                          str(self.tree)], timeout=LIST_TIMEOUT,
+                             log=self.logs / "instrument.log")
+            if ran.code != 0:
+                raise CampaignError(f"cannot instrument {self.tree}: {ran.last}")
+            (self.work / "tree.instrumented").write_text("yes\n")
+        build_tree = self.pristine if self.setup.activation == "shadow" else self.tree
+        try:
+            base_target, _ = self._target(build_tree, self._env(""))
+        except BuildError as exc:
+            raise CampaignError(f"the unmutated build fails: {exc}") from None
+        baseline, labels, _ = self._corpus(base_target, None, self.settings.timeout)
+        slowest = max((s.seconds for s in baseline.values()), default=1.0)
+        timeout = min(self.settings.timeout, max(MIN_CASE_TIMEOUT, 10 * slowest))
+        upstream_ok, upstream_text = self._baseline_upstream()
+        self._write("baseline.json", json.dumps(
+            {"entries": labels, "case_timeout": timeout, "upstream": upstream_text,
+             "cases": {f"{k[0]}:{k[1]}": [s.verdict, s.failure, sorted(s.reasons or [])]
+                       for k, s in sorted(baseline.items())}}, indent=0) + "\n")
+        self.say(f"mutate: baseline: {len(baseline)} case answers; case limit {timeout:.1f} s; "
+                 f"upstream tests: {upstream_text}")
+        for number, mutant in enumerate(chosen, 1):
+            rel = f"results/{_slug(mutant.id)}.json"
+            if (self.folder / rel).is_file():
+                self.written.add(rel)
+                continue
+            result = self._one(mutant, base_target if once else None, baseline, timeout,
+                               upstream_ok, touched)
+            self._write(rel, result.model_dump_json(indent=1) + "\n")
+            self.say(f"mutate: {number}/{len(chosen)} {mutant.id}: {result.status} "
+                     f"({result.category}{'; ' + result.note if result.note else ''})")
+            self._save_marker()
+        return self._report(chosen, upstream_text)
+
+    def _baseline_upstream(self) -> tuple[bool, str]:
+        if not self.settings.upstream:
+            return False, "not run (--no-upstream)"
+        outcome = self._upstream(self._env(""), [], "upstream-baseline.log")
+        if outcome != "survived":
+            tail = _last_line(self.logs / "upstream-baseline.log")
+            return False, f"not run: they do not pass on the unmutated tree ({tail})"
+        return True, self.setup.upstream or "the implementation's own tests"
+
+    def _one(self, mutant: Mutant, built_once: Target | None, baseline: Observed,
+             timeout: float, upstream_ok: bool, touched: set[str]) -> MutantResult:
+        start = time.perf_counter()
+        reviewed = self.setup.survivors.get(mutant.id)
+        if reviewed is not None and reviewed[0] == "equivalent":
+            return MutantResult(mutant=mutant, status="equivalent", category="equivalent",
+                                corpus=None, upstream="not_run", note=reviewed[1],
+                                survivor="equivalent", seconds=0.0)
+        env = self._env(mutant.id)
+        try:
+            if self.setup.activation != "switch":
+                restore(self.tree, self.pristine, touched)
+                apply(self.tree, self.pristine, mutant)
+            if built_once is not None:
+                target = replace(built_once, env=tuple(sorted(env.items())))
+            else:
+                target, seconds = self._target(self.tree, env)
+                self.times["build"].append(seconds)
+        except (BuildError, SpanError) as exc:
+            return MutantResult(mutant=mutant, status="unviable", category="unviable",
+                                corpus=None, upstream="not_run", note=_short(str(exc)),
+                                survivor="", seconds=round(time.perf_counter() - start, 2))
+        observed, labels, seconds = self._corpus(target, mutant, timeout)
+        self.times["corpus"].append(seconds)
+        kill = compare(baseline, observed, labels)
+        upstream = "not_run"
+        if upstream_ok:
+            upstream = self._upstream(env, [mutant.file], "upstream-mutant.log")
+        killed = bool(kill.verdict or kill.reason)
+        cat = category(killed, upstream)
+        survivor: str = ""
+        note = ""
+        if not killed:
+            verdict, note = reviewed if reviewed is not None else ("unreviewed", "")
+            survivor = verdict
+        return MutantResult(mutant=mutant, status="killed" if cat != "survived" else "survived",
+                            category=cat, corpus=kill,
+                            upstream=upstream,  # type: ignore[arg-type]
+                            note=note, survivor=survivor,  # type: ignore[arg-type]
+                            seconds=round(time.perf_counter() - start, 2))
+
+    def _save_marker(self) -> None:
+        mark(self.folder, COMMAND, self.written | {"work", "logs"})
+
+    def _report(self, chosen: list[Mutant], upstream_text: str) -> MutationFile:
+        from fixturegen.mutation.report import html, markdown
+
+        results = [MutantResult.model_validate_json((self.folder / f"results/{_slug(m.id)}.json")
+                                                    .read_text()) for m in chosen]
+        report = build_file(self.adapter.name, self.version, self.setup, results,
+                            f"{self.settings.shard[0]}/{self.settings.shard[1]}"
+                            if self.settings.shard != (0, 1) else None,
+                            self.corpus, self.settings.mode, upstream_text,
+                            {k: round(median(v), 2) for k, v in self.times.items() if v})
+        self._write("mutation.json", report.model_dump_json(indent=1) + "\n")
+        self._write("mutation.md", markdown(report))
+        self._write("mutation.html", html(report))
+        self._save_marker()
+        return report
+
+
+def build_file(name: str, version: str, setup: Setup, results: list[MutantResult],
+               shard: str | None, corpus: Corpus, mode: str, upstream: str,
+               seconds: dict[str, float]) -> MutationFile:
+    upstream_ran = not upstream.startswith("not run")
+    return MutationFile(
+        schema_version=SCHEMA_VERSION, generator=f"fixturegen {__version__}",
+        implementation=name, version=version, tool=setup.tool, scope=list(setup.files),
+        shard=shard, corpus=str(corpus.path), seed=corpus.seed,
+        mode=mode,  # type: ignore[arg-type]
+        upstream=upstream, counts=count(results, upstream_ran), seconds_per_mutant=seconds,
+        mutants=sorted(results, key=lambda r: r.mutant.id))
+
+
+def _slug(mutant_id: str) -> str:
+    import hashlib
+    import re
+
+    head = re.sub(r"[^A-Za-z0-9._-]+", "_", mutant_id)[:80]
+    return f"{head}-{hashlib.sha256(mutant_id.encode()).hexdigest()[:8]}"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()
+                 if line.strip()]
+    except OSError:
+        return "no log"
+    return _short(lines[-1]) if lines else "no output"

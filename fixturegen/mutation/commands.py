@@ -1,0 +1,146 @@
+"""``fixturegen mutate``: a mutation campaign on one implementation, and ``mutate merge``.
+
+Exit codes: 0 the campaign ran (survivors are findings, in the report); 2 usage (a bad option,
+a folder that holds something else, an implementation without a mutation setup); 3 the
+campaign cannot run (no source, no mutant listed, an unmutated build that fails, a fixture
+peer missing). Interrupted: 130 / 143 / 129, the scratch tree put back, the finished mutants
+kept (run the same command again to resume).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT, Wanted, parse_impl
+from fixturegen.builds.versions import VersionError
+from fixturegen.errors import fail
+from fixturegen.harness.adapters import BY_NAME
+from fixturegen.harness.commands import (
+    EXIT_ADAPTER,
+    adapters_folder,
+    build_cache,
+    corpus_or_fail,
+    fixture_peer,
+    say,
+)
+from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
+from fixturegen.harness.reasons import ReasonTableError
+from fixturegen.mutation.campaign import Campaign, CampaignError, Settings
+from fixturegen.mutation.report import MergeError, dumps, html, load, markdown, merge
+from fixturegen.mutation.setup import SetupError, load_setup
+from fixturegen.output.owned import NotOwned, claim, mark, write_file
+
+mutate_app = typer.Typer(help="Mutation adequacy: plant bugs in an implementation's verifier "
+                         "and count the ones the corpus catches.")
+
+
+def _shard(text: str) -> tuple[int, int]:
+    found = re.fullmatch(r"(\d{1,6})/(\d{1,6})", text)
+    if found is None or not 0 <= int(found[1]) < int(found[2]):
+        fail(f"--shard {text!r}: give K/N with 0 <= K < N (the cargo-mutants convention)")
+    return int(found[1]), int(found[2])
+
+
+@mutate_app.callback(invoke_without_command=True)
+def mutate(
+    ctx: typer.Context,
+    impl: Annotated[str | None, typer.Option(
+        help="A shipped adapter: NAME (its pinned version) or NAME@VERSION.")] = None,
+    source: Annotated[Path | None, typer.Option(
+        help="Mutate this source tree (a checkout) instead of a released version.")] = None,
+    shard: Annotated[str, typer.Option(help="K/N: this shard of the mutants only.")] = "0/1",
+    out: Annotated[Path | None, typer.Option(
+        help="The campaign folder (default: mutation-NAME); run again to resume.")] = None,
+    mode: Annotated[str, typer.Option(
+        help="api, or all (the mutants of handshake-side code also run in handshakes).")
+    ] = "all",
+    upstream: Annotated[bool, typer.Option(
+        help="Also run the implementation's own tests on each mutant.")] = True,
+    limit: Annotated[int | None, typer.Option(
+        min=1, help="At most this many mutants of the shard (a smoke run).")] = None,
+    corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")
+                      ] = Path("out"),
+    adapters: Annotated[Path | None, typer.Option(
+        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+    ] = None,
+    cache: Annotated[Path | None, typer.Option(help="The build cache.")] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per case at most (the "
+                                           "limit is derived from the baseline).")
+                       ] = DEFAULT_TIMEOUT,
+    build_timeout: Annotated[float, typer.Option(min=1.0, help="Seconds a build may take.")
+                             ] = DEFAULT_BUILD_TIMEOUT,
+    upstream_timeout: Annotated[float, typer.Option(
+        min=1.0, help="Seconds the upstream tests may take on one mutant.")] = 900.0,
+) -> None:
+    """Run a mutation campaign (or a subcommand: merge)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if impl is None:
+        fail("give --impl NAME (or NAME@VERSION), or a subcommand (merge)")
+    if mode not in ("api", "all"):
+        fail(f"--mode {mode!r}: use api or all")
+    try:
+        name, version = parse_impl(impl)
+    except VersionError as exc:
+        fail(str(exc))
+    adapter = BY_NAME.get(name)
+    if adapter is None:
+        fail(f"no shipped adapter {name!r} (known: {', '.join(BY_NAME)})")
+    if source is not None and version is not None:
+        fail("--source PATH goes with --impl NAME (no @VERSION)")
+    if source is not None and not source.is_dir():
+        fail(f"--source {source}: not a folder")
+    base = adapters_folder(adapters)
+    try:
+        setup = load_setup(base, adapter.folder, adapter.name)
+    except (SetupError, ReasonTableError) as exc:
+        fail(str(exc))
+    wanted = Wanted(version=version or adapter.version if source is None else None,
+                    source=source)
+    peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
+    loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
+    settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,
+                        upstream_timeout, limit)
+    try:
+        campaign = Campaign(adapter, setup, wanted, loaded, out or Path(f"mutation-{name}"),
+                            base=base, cache=build_cache(cache), peer_argv=peer,
+                            settings=settings, say=say)
+        report = campaign.run()
+    except NotOwned as exc:
+        fail(str(exc))
+    except CampaignError as exc:
+        fail(str(exc), EXIT_ADAPTER)
+    c = report.counts
+    where = out or Path(f"mutation-{name}")
+    typer.echo(f"{name} {report.version}: {c.generated} mutants, {c.unviable} unviable, "
+               f"{c.equivalent} equivalent; corpus killed {c.killed_by_corpus} "
+               f"({100 * c.corpus_score:.1f}%)"
+               + (f", upstream tests {c.killed_by_upstream} ({100 * c.upstream_score:.1f}%)"
+                  if c.upstream_score is not None else "")
+               + f"; {c.survived} survived both; report: {where}/mutation.md")
+
+
+@mutate_app.command("merge")
+def merge_command(
+    folders: Annotated[list[Path], typer.Argument(help="Campaign folders (or their "
+                                                  "mutation.json), one per shard.")],
+    out: Annotated[Path, typer.Option(help="Where the joined report goes.")],
+) -> None:
+    """Join the reports of several shards of one campaign."""
+    try:
+        parts = [load(f / "mutation.json" if f.is_dir() else f) for f in folders]
+        joined = merge(parts)
+        folder = claim(out, "mutate merge")
+        write_file(folder, "mutation.json", dumps(joined).encode())
+        write_file(folder, "mutation.md", markdown(joined).encode())
+        write_file(folder, "mutation.html", html(joined).encode())
+        mark(folder, "mutate merge", ["mutation.json", "mutation.md", "mutation.html"])
+    except (MergeError, NotOwned) as exc:
+        fail(str(exc))
+    c = joined.counts
+    typer.echo(f"{joined.implementation} {joined.version}: {len(parts)} shards, {c.generated} "
+               f"mutants; corpus {100 * c.corpus_score:.1f}%; report: {out}/mutation.md")

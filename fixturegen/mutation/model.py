@@ -1,0 +1,135 @@
+"""mutation.json: one campaign's mutants and what killed each (schema ``mutation.schema.json``).
+
+A mutant is killed by the corpus when any case's verdict differs from the unmutated build's
+(today's divergences are the baseline, not failures), or the adapter crashes or hangs where
+the baseline answered (``verdict``); or, every verdict the same, when the reason the
+implementation gave (its error, mapped to the reference's error codes by the adapter's reviewed
+table) changed for a case (``reason``). It is killed by the upstream tests when the
+implementation's own unit tests of that code fail on it. A mutant that does not build is
+``unviable``; one the reviewed survivors file calls equivalent (it cannot change behaviour) is
+``equivalent`` with its reason. The scores count only the rest (the non-equivalent, viable
+mutants).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from fixturegen.model.manifest import FrozenModel, json_schema
+
+SCHEMA_VERSION = 1
+
+Status = Literal["killed", "survived", "unviable", "equivalent"]
+Category = Literal["both", "corpus_only", "upstream_only", "survived", "unviable", "equivalent"]
+
+
+class Mutant(FrozenModel):
+    """One mutant as the adapter's tool listed it: a span of one file and its replacement.
+    Lines and columns are 1-based, columns count characters, ``end`` is exclusive."""
+
+    id: str = Field(description="Stable: FILE:LINE:COLUMN:OPERATOR (and a number if needed)")
+    file: str = Field(description="Relative to the source tree's root")
+    line: int
+    function: str | None = Field(description="The enclosing function, as the tool names it")
+    operator: str = Field(description="The tool's name of the mutation")
+    start: tuple[int, int]
+    end: tuple[int, int]
+    replacement: str
+    original: str = Field(default="", description="The text the span held (for the report)")
+
+
+class CorpusKill(FrozenModel):
+    verdict: list[str] = Field(description="Cases whose verdict changed (or that crashed or "
+                               "hung where the baseline answered)")
+    reason: list[str] = Field(description="Cases whose verdict stayed but whose mapped reason "
+                              "changed")
+    entries: list[str] = Field(description="The entries run (NAME, NAME@TRANSPORT-DIRECTION)")
+
+
+class MutantResult(FrozenModel):
+    mutant: Mutant
+    status: Status
+    category: Category
+    corpus: CorpusKill | None = Field(description="null: not run (unviable, equivalent)")
+    upstream: Literal["killed", "survived", "unviable", "not_run"]
+    note: str = Field(description="Why it is equivalent, what input would kill a gap, why it "
+                      "is unviable (one line)")
+    survivor: Literal["equivalent", "gap", "unkillable", "unreviewed", ""] = Field(
+        description="For a survivor of the corpus: the reviewed verdict on it")
+    seconds: float = Field(description="Build, corpus run and upstream tests of this mutant")
+
+
+class Counts(FrozenModel):
+    generated: int
+    unviable: int
+    equivalent: int
+    killed_by_corpus: int
+    killed_by_verdict: int
+    killed_by_reason_only: int
+    killed_by_upstream: int
+    both: int
+    corpus_only: int
+    upstream_only: int
+    survived: int = Field(description="Neither the corpus nor the upstream tests (of the viable, "
+                          "non-equivalent mutants)")
+    corpus_score: float = Field(description="killed_by_corpus / (generated - unviable - "
+                                "equivalent)")
+    upstream_score: float | None = Field(description="killed_by_upstream / the same, or null "
+                                         "when the upstream tests did not run")
+
+
+class MutationFile(FrozenModel):
+    schema_version: int
+    generator: str
+    implementation: str
+    version: str = Field(description="The version mutated, or VERSION+src.HASH for a source tree")
+    tool: str = Field(description="The mutation tool and its version")
+    scope: list[str] = Field(description="The files (and functions) mutated")
+    shard: str | None = Field(description="K/N when this file holds one shard; null merged")
+    corpus: str
+    seed: str | None
+    mode: Literal["api", "handshake", "all"]
+    upstream: str = Field(description="The implementation's own tests that ran, or why none")
+    counts: Counts
+    seconds_per_mutant: dict[str, float] = Field(
+        description="Median seconds per mutant: build, corpus, upstream")
+    mutants: list[MutantResult]
+
+
+def mutation_schema() -> dict[str, object]:
+    return json_schema(MutationFile, "mutation")
+
+
+def count(results: list[MutantResult], upstream_ran: bool) -> Counts:
+    generated = len(results)
+    unviable = sum(r.status == "unviable" for r in results)
+    equivalent = sum(r.status == "equivalent" for r in results)
+    live = [r for r in results if r.status not in ("unviable", "equivalent")]
+    corpus = [r for r in live if r.corpus is not None and (r.corpus.verdict or r.corpus.reason)]
+    by_verdict = sum(1 for r in corpus if r.corpus is not None and r.corpus.verdict)
+    upstream = sum(r.upstream == "killed" for r in live)
+    denominator = len(live)
+    return Counts(
+        generated=generated, unviable=unviable, equivalent=equivalent,
+        killed_by_corpus=len(corpus), killed_by_verdict=by_verdict,
+        killed_by_reason_only=len(corpus) - by_verdict, killed_by_upstream=upstream,
+        both=sum(r.category == "both" for r in live),
+        corpus_only=sum(r.category == "corpus_only" for r in live),
+        upstream_only=sum(r.category == "upstream_only" for r in live),
+        survived=sum(r.category == "survived" for r in live),
+        corpus_score=round(len(corpus) / denominator, 4) if denominator else 0.0,
+        upstream_score=(round(upstream / denominator, 4) if denominator else 0.0)
+        if upstream_ran else None)
+
+
+def category(corpus_killed: bool, upstream: str) -> Category:
+    upstream_killed = upstream == "killed"
+    if corpus_killed and upstream_killed:
+        return "both"
+    if corpus_killed:
+        return "corpus_only"
+    if upstream_killed:
+        return "upstream_only"
+    return "survived"

@@ -1,0 +1,132 @@
+"""A campaign's summary (``mutation.md``, ``mutation.html``) and the join of shard outputs
+(``fixturegen mutate merge``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from pydantic import ValidationError
+
+from fixturegen.mutation.model import MutantResult, MutationFile, count
+from fixturegen.output.render import TEMPLATES
+from fixturegen.verify.inputs import InputError, printable
+from fixturegen.verify.jsonfile import load_json
+
+
+class MergeError(Exception):
+    """Shard outputs that cannot be joined (one line)."""
+
+
+def md(text: str) -> str:
+    out = " ".join(text.split())
+    for char in "\\`*_[]<>|":
+        out = out.replace(char, "\\" + char)
+    return out
+
+
+def change(r: MutantResult) -> str:
+    """The mutant as one short line: what the span held, and what it holds now."""
+    before = " ".join(r.mutant.original.split())[:80] or "(nothing)"
+    after = " ".join(r.mutant.replacement.split())[:80] or "(nothing)"
+    return f"{before} → {after}"
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def markdown(f: MutationFile) -> str:
+    c = f.counts
+    live = c.generated - c.unviable - c.equivalent
+    lines = [f"# Mutation adequacy: {f.implementation} {f.version}", "",
+             f"{f.tool}; scope: {', '.join(f'`{s}`' for s in f.scope)}; corpus `{md(f.corpus)}` "
+             f"(seed {f.seed!r}); mode `{f.mode}`" + (f"; shard {f.shard}" if f.shard else "")
+             + f"; {f.generator}.", "",
+             f"Upstream tests: {md(f.upstream)}.", "",
+             "| mutants | unviable | equivalent | scored | killed by the corpus | "
+             "(verdict / reason only) | killed by upstream tests | both | corpus only | "
+             "upstream only | survived both |",
+             "|---|---|---|---|---|---|---|---|---|---|---|",
+             f"| {c.generated} | {c.unviable} | {c.equivalent} | {live} | {c.killed_by_corpus} "
+             f"({percent(c.corpus_score)}) | {c.killed_by_verdict} / {c.killed_by_reason_only} | "
+             f"{c.killed_by_upstream} ({percent(c.upstream_score)}) | {c.both} | "
+             f"{c.corpus_only} | {c.upstream_only} | {c.survived} |", ""]
+    if f.seconds_per_mutant:
+        lines += ["Median seconds per mutant: " + ", ".join(
+            f"{k} {v:.1f}" for k, v in f.seconds_per_mutant.items()) + ".", ""]
+    survivors = [r for r in f.mutants if r.status == "survived" or (
+        r.status == "killed" and r.category == "upstream_only")]
+    lines += ["## Survivors of the corpus", "",
+              "Each one a bug the corpus would miss: `gap` (a missing case; the note says what "
+              "input would kill it), `unkillable` (no certificate can), `unreviewed`; "
+              "upstream: whether the implementation's own tests caught it.", ""]
+    if survivors:
+        lines += ["| mutant | function | change | upstream | verdict | note |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| `{md(r.mutant.id)}` | {md(r.mutant.function or '-')} | {md(change(r))} | "
+                  f"{r.upstream} | {r.survivor or '-'} | {md(r.note)} |" for r in survivors]
+    else:
+        lines.append("None.")
+    equivalent = [r for r in f.mutants if r.status == "equivalent"]
+    if equivalent:
+        lines += ["", "## Equivalent (cannot change behaviour; reviewed)", "",
+                  "| mutant | change | why |", "|---|---|---|"]
+        lines += [f"| `{md(r.mutant.id)}` | {md(change(r))} | {md(r.note)} |"
+                  for r in equivalent]
+    unviable = [r for r in f.mutants if r.status == "unviable"]
+    if unviable:
+        lines += ["", f"## Unviable ({len(unviable)}: the mutant does not build)", ""]
+        lines += [f"- `{md(r.mutant.id)}`: {md(r.note)}" for r in unviable[:50]]
+    return "\n".join(lines) + "\n"
+
+
+def html(f: MutationFile) -> str:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
+                      lstrip_blocks=True)
+    return env.get_template("mutation.html.j2").render(f=f, change=change, percent=percent)
+
+
+def load(path: Path) -> MutationFile:
+    try:
+        return MutationFile.model_validate(load_json(path, "mutation", "mutation report"))
+    except InputError as exc:
+        raise MergeError(str(exc)) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise MergeError(printable(f"{path} is not a mutation report: {where}: {first['msg']}")
+                         ) from None
+
+
+def merge(parts: list[MutationFile]) -> MutationFile:
+    """One report from shard reports of the same campaign (a mutant in two shards: its later
+    result is kept)."""
+    if not parts:
+        raise MergeError("nothing to merge")
+    first = parts[0]
+    for other in parts[1:]:
+        for field in ("implementation", "version", "tool", "seed", "mode"):
+            if getattr(other, field) != getattr(first, field):
+                raise MergeError(f"the shards differ in {field}: {getattr(first, field)!r} and "
+                                 f"{getattr(other, field)!r}")
+    results: dict[str, MutantResult] = {}
+    for part in parts:
+        for r in part.mutants:
+            results[r.mutant.id] = r
+    merged = sorted(results.values(), key=lambda r: r.mutant.id)
+    upstream_ran = any(not p.upstream.startswith("not run") for p in parts)
+    seconds: dict[str, float] = {}
+    for part in parts:
+        for k, v in part.seconds_per_mutant.items():
+            seconds.setdefault(k, v)
+    return first.model_copy(update={"shard": None, "mutants": merged,
+                                    "counts": count(merged, upstream_ran),
+                                    "seconds_per_mutant": seconds,
+                                    "scope": sorted({s for p in parts for s in p.scope})})
+
+
+def dumps(f: MutationFile) -> str:
+    return json.dumps(f.model_dump(mode="json"), indent=1) + "\n"

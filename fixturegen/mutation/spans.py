@@ -1,0 +1,57 @@
+"""Applying a mutant: its span of one file replaced by its text, in a scratch copy of the
+source tree (never in the tree the user or a registry cache owns). Lines and columns are
+1-based, columns count characters (a ``\\r`` does not count), the end is exclusive: the
+convention of cargo-mutants, which the other adapters' listing scripts follow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fixturegen.mutation.model import Mutant
+
+
+class SpanError(Exception):
+    """A span that does not fit the file (the listing and the tree disagree)."""
+
+
+def offsets(text: str, start: tuple[int, int], end: tuple[int, int]) -> tuple[int, int]:
+    """The character offsets of ``start`` and ``end`` in ``text``."""
+    line, column = 1, 1
+    found: dict[tuple[int, int], int] = {}
+    for index, char in enumerate(text):
+        if (line, column) in (start, end):
+            found[(line, column)] = index
+        if char == "\n":
+            line, column = line + 1, 1
+        elif char != "\r":
+            column += 1
+    if (line, column) in (start, end):
+        found[(line, column)] = len(text)
+    if start not in found or end not in found or found[start] > found[end]:
+        raise SpanError(f"span {start}..{end} is not in the file")
+    return found[start], found[end]
+
+
+def spliced(text: str, mutant: Mutant) -> str:
+    a, b = offsets(text, mutant.start, mutant.end)
+    return text[:a] + mutant.replacement + text[b:]
+
+
+def original_text(text: str, mutant: Mutant) -> str:
+    a, b = offsets(text, mutant.start, mutant.end)
+    return text[a:b]
+
+
+def apply(tree: Path, pristine: Path, mutant: Mutant) -> None:
+    """Write ``mutant`` into ``tree``'s copy of its file, from ``pristine``'s."""
+    source = (pristine / mutant.file).read_text(encoding="utf-8")
+    (tree / mutant.file).write_text(spliced(source, mutant), encoding="utf-8")
+
+
+def restore(tree: Path, pristine: Path, files: set[str]) -> None:
+    """Put ``files`` back as ``pristine`` has them (after a mutant, or an interrupt)."""
+    for rel in files:
+        target = tree / rel
+        data = (pristine / rel).read_bytes()
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
