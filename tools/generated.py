@@ -14,11 +14,11 @@ from pathlib import Path
 
 from fixturegen.fuzz.report import fuzz_schema
 from fixturegen.harness.matrix import matrix_schema
-from fixturegen.mutation.model import mutation_schema
 from fixturegen.harness.protocol import reply_schema, request_schema
 from fixturegen.harness.results import results_schema
 from fixturegen.model.manifest import dumps, manifest_schema
 from fixturegen.model.transcripts import transcripts_schema
+from fixturegen.mutation.model import mutation_schema
 from tools import docpages
 
 ROOT = Path(__file__).resolve().parents[1]

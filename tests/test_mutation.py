@@ -1,0 +1,232 @@
+"""Mutation campaigns (fixturegen.mutation): the kill rule (verdict, then reason), unviable and
+equivalent mutants, the upstream tests, shards and merge, resuming, an interrupt that leaves no
+mutated file behind. The implementation is a stand-in verifier with a real mutation setup
+(tests/adapters/mutable: its own listing tool, build script and tests); the shipped adapters'
+campaigns run under make mutation."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixturegen.builds.build import Wanted
+from fixturegen.builds.cache import cache_root
+from fixturegen.harness.adapters import Adapter
+from fixturegen.harness.reasons import ReasonTableError, load_table
+from fixturegen.harness.session import read_corpus
+from fixturegen.mutation.campaign import Campaign, CampaignError, Settings, shard_of
+from fixturegen.mutation.model import MutationFile
+from fixturegen.mutation.report import load, merge
+from fixturegen.mutation.setup import load_setup
+from fixturegen.output.owned import NotOwned
+
+TESTS = Path(__file__).resolve().parent
+ADAPTER = Adapter("test-mutable", "a stand-in verifier", "1.0.0", "mutable", ("./artefact",),
+                  verifier="testimpl.verify.check", marker="artefact", ecosystem="pypi",
+                  registry_name="test-mutable", since="1.0.0")
+FILE = "testimpl/verify.py"
+
+
+@pytest.fixture()
+def adapters(tmp_path: Path) -> Path:
+    folder = tmp_path / "adapters"
+    shutil.copytree(TESTS / "adapters" / "mutable", folder / "mutable")
+    (folder / "build").write_text("#!/bin/sh\n")
+    return folder
+
+
+def campaign(adapters: Path, corpus: Path, out: Path, cache: Path, *,
+             shard: tuple[int, int] = (0, 1), limit: int | None = None,
+             said: list[str] | None = None) -> Campaign:
+    setup = load_setup(adapters, "mutable", "test-mutable")
+    loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
+    settings = Settings("api", shard, True, 10.0, 30.0, 120.0, 60.0, limit)
+    return Campaign(ADAPTER, setup, Wanted(version="1.0.0"), loaded, out, base=adapters,
+                    cache=cache, peer_argv=[], settings=settings,
+                    say=(said.append if said is not None else lambda _: None))
+
+
+def by_operator(report: MutationFile) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in report.mutants:
+        out.setdefault(r.mutant.operator, []).append(r.category)
+    return out
+
+
+def builds(cache: Path) -> int:
+    log = cache / "shared" / "mutable" / "builds.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path,
+                                                   tmp_path: Path) -> None:
+    cache = cache_root(tmp_path / "cache")
+    report = campaign(adapters, corpus, tmp_path / "m", cache).run()
+    seen = {r.mutant.id: r for r in report.mutants}
+    # A changed verdict (an id test turned around): killed by the corpus and the tests.
+    first = seen[f"{FILE}:6:15:startswith-to-endswith"]
+    assert first.status == "killed" and first.category == "both"
+    assert first.corpus is not None and "test-mutable:invalid.self-signature-corrupted.ed25519" \
+        in first.corpus.verdict
+    # Same verdicts, another reason (an extension-signature case now says self-signature):
+    # a kill by reason only, which the upstream tests miss.
+    swap = seen[f"{FILE}:9:26:reason-swap"]
+    assert swap.category == "corpus_only" and swap.corpus is not None
+    assert not swap.corpus.verdict and swap.corpus.reason
+    assert all(name.startswith("test-mutable:invalid.extension") for name in swap.corpus.reason)
+    # Reviewed as equivalent: not run, not scored.
+    same = seen[f"{FILE}:11:26:reason-punctuation"]
+    assert (same.status, same.corpus) == ("equivalent", None) and "same code" in same.note
+    # A mutant that does not build.
+    garble = seen[f"{FILE}:14:5:garble"]
+    assert garble.status == "unviable" and "does not compile" in garble.note
+    # Code only the upstream tests reach.
+    assert seen[f"{FILE}:19:12:arithmetic"].category == "upstream_only"
+    # A survivor of both, reviewed as a gap with the input that would kill it.
+    gap = seen[f"{FILE}:12:15:startswith-to-endswith"]
+    assert (gap.status, gap.category, gap.survivor) == ("survived", "survived", "gap")
+    assert "nonexistent." in gap.note
+    c = report.counts
+    assert (c.generated, c.unviable, c.equivalent) == (8, 1, 1)
+    assert (c.killed_by_corpus, c.killed_by_verdict, c.killed_by_reason_only) == (4, 3, 1)
+    assert c.killed_by_upstream == 2 and (c.both, c.corpus_only, c.upstream_only) == (1, 3, 1)
+    assert c.survived == 1 and c.corpus_score == round(4 / 6, 4)
+    assert c.upstream_score == round(2 / 6, 4)
+    # Every mutant was built (the unviable one too), once each, plus the baseline.
+    assert builds(cache) == 1 + 7
+    # The written report is the returned one, valid against its schema; the tree is pristine.
+    assert load(tmp_path / "m" / "mutation.json") == report
+    assert "| 8 | 1 | 1 | 6 | 4 (66.7%) |" in (tmp_path / "m" / "mutation.md").read_text()
+    work = tmp_path / "m" / "work"
+    assert not filecmp.dircmp(work / "pristine", work / "tree").diff_files
+
+
+def test_shards_split_the_mutants_and_merge_into_the_whole(corpus: Path, adapters: Path,
+                                                          tmp_path: Path) -> None:
+    cache = cache_root(tmp_path / "cache")
+    whole = campaign(adapters, corpus, tmp_path / "all", cache).run()
+    parts = [campaign(adapters, corpus, tmp_path / f"s{k}", cache, shard=(k, 3)).run()
+             for k in range(3)]
+    ids = [{r.mutant.id for r in p.mutants} for p in parts]
+    assert not (ids[0] & ids[1]) and not (ids[1] & ids[2]) and not (ids[0] & ids[2])
+    assert ids[0] | ids[1] | ids[2] == {r.mutant.id for r in whole.mutants}
+    assert all(p.shard == f"{k}/3" for k, p in enumerate(parts))
+    joined = merge(parts)
+    assert joined.counts == whole.counts and joined.shard is None
+    assert [r.category for r in joined.mutants] == [r.category for r in whole.mutants]
+    assert shard_of(list(range(0)), (0, 2)) == []  # type: ignore[arg-type]
+
+
+def test_a_campaign_resumes_where_it_stopped(corpus: Path, adapters: Path,
+                                            tmp_path: Path) -> None:
+    cache = cache_root(tmp_path / "cache")
+    said: list[str] = []
+    first = campaign(adapters, corpus, tmp_path / "m", cache, limit=3).run()
+    assert len(first.mutants) == 3
+    before = builds(cache)
+    second = campaign(adapters, corpus, tmp_path / "m", cache, said=said).run()
+    assert len(second.mutants) == 8
+    assert any("resuming" in line for line in said)
+    # The three finished mutants were not built again: the baseline and the others were (but
+    # the one reviewed as equivalent, which never runs).
+    done = {r.mutant.id for r in first.mutants}
+    rest = [r for r in second.mutants if r.mutant.id not in done]
+    assert len(rest) == 5
+    assert builds(cache) - before == 1 + sum(r.status != "equivalent" for r in rest)
+    assert {r.mutant.id: r for r in second.mutants}[first.mutants[0].mutant.id] == \
+        first.mutants[0]
+    # Another campaign's options in the same folder: refused.
+    with pytest.raises(CampaignError, match="holds another campaign"):
+        campaign(adapters, corpus, tmp_path / "m", cache, shard=(1, 2)).run()
+
+
+def test_a_campaign_writes_only_into_its_own_folder(corpus: Path, adapters: Path,
+                                                   tmp_path: Path) -> None:
+    mine = tmp_path / "project"
+    mine.mkdir()
+    (mine / "README").write_text("keep")
+    with pytest.raises(NotOwned):
+        campaign(adapters, corpus, mine, cache_root(tmp_path / "cache"))
+    assert [p.name for p in mine.iterdir()] == ["README"]
+
+
+INTERRUPTED = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_mutation import campaign
+from fixturegen.builds.cache import cache_root
+campaign(Path({adapters!r}), Path({corpus!r}), Path({out!r}), cache_root(Path({cache!r}))).run()
+"""
+
+
+def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path,
+                                                    tmp_path: Path) -> None:
+    """A SIGINT while a mutant is being built: the build is killed, the scratch tree put
+    back, the finished mutants kept. The signal is sent once the slow build has started (its
+    marker file exists), whatever the machine's speed."""
+    cache = cache_root(tmp_path / "cache")
+    out = tmp_path / "m"
+    script = INTERRUPTED.format(tests=str(TESTS), adapters=str(adapters), corpus=str(corpus),
+                                out=str(out), cache=str(cache))
+    env = {**os.environ, "MUTABLE_SLOW": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    marker = cache / "shared" / "mutable" / "building-slow"
+    deadline = time.monotonic() + 600
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the slow build never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    work = out / "work"
+    assert not filecmp.dircmp(work / "pristine", work / "tree").diff_files
+    assert "SLEEP_IN_BUILD" not in (work / "tree" / FILE).read_text()
+    finished = list((out / "results").glob("*.json"))
+    slow = [m for m in (out / "mutants.jsonl").read_text().splitlines() if "slow-build" in m]
+    assert slow and len(finished) < 9
+    ps = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    leftovers = [pid for pid in ps.stdout.split() if str(cache) in Path(
+        f"/proc/{pid}/cmdline").read_text(errors="replace")] if ps.stdout else []
+    assert not leftovers
+
+
+def test_the_reason_table_is_checked(tmp_path: Path) -> None:
+    table = load_table(TESTS / "adapters" / "mutable" / "mutation" / "test-mutable.errors.json")
+    assert table is not None
+    codes = table.codes("the bad Self-Signature said")
+    assert codes == frozenset({"certificate_signature_invalid"})
+    assert table.codes("port 4711 refused") is None and table.codes(None) is None
+    bad = tmp_path / "bad.errors.json"
+    bad.write_text(json.dumps([{"pattern": "x", "codes": ["no_such_code"]}]))
+    with pytest.raises(ReasonTableError, match="unknown error codes"):
+        load_table(bad)
+    bad.write_text(json.dumps([{"pattern": "(", "codes": ["expired"]}]))
+    with pytest.raises(ReasonTableError, match="row 1"):
+        load_table(bad)
+
+
+def test_every_shipped_mutation_setup_loads() -> None:
+    """Each shipped adapter's reviewed files parse: scope, error table, survivors (a
+    survivor's verdict and reason are not optional)."""
+    from fixturegen.harness.adapters import SHIPPED, adapters_dir
+
+    base = adapters_dir(TESTS.parent / "adapters")
+    found = 0
+    for adapter in SHIPPED:
+        if (base / adapter.folder / "mutation" / f"{adapter.name}.json").is_file():
+            setup = load_setup(base, adapter.folder, adapter.name)
+            assert setup.files and setup.tool
+            found += 1
+    assert found >= 1
