@@ -111,7 +111,8 @@ def parse_impl(text: str) -> tuple[str, str | None]:
 
 def _ignored(adapters: Path, folder: str) -> set[str]:
     """The top-level names ``adapters/.gitignore`` marks as build output of ``folder``."""
-    names = {"__pycache__", INFO, BUILD_JSON, LOG}
+    names = {"__pycache__", INFO, BUILD_JSON, LOG, "mutation", "mutate"}  # mutation specifics:
+    # not part of a build
     try:
         lines = (adapters / ".gitignore").read_text().splitlines()
     except OSError:
