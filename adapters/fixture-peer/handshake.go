@@ -174,10 +174,17 @@ func watchForStop(id string, cancel context.CancelFunc, c *attempt) func() {
 					time.AfterFunc(25*time.Millisecond, cancel)
 				} else if ctl.Stop {
 					// Our side's handshake still runs (its last flight is in the air):
-					// it ends the wait when it finishes (timed), at the latest in 150 ms.
+					// it ends the wait when it finishes (timed).
+					// After an accept our side completes as soon as its last flight is
+					// read (a busy machine may take a while: the bound is generous); after
+					// a refusal the alert ends it, or 150 ms do.
 					c.accepted.Store(ctl.Verdict == "accept")
 					c.stopped.Store(true)
-					time.AfterFunc(150*time.Millisecond, cancel)
+					if ctl.Verdict == "accept" {
+						time.AfterFunc(3*time.Second, cancel)
+					} else {
+						time.AfterFunc(150*time.Millisecond, cancel)
+					}
 				} else {
 					select {
 					case c.address <- ctl.Address:
