@@ -10,14 +10,9 @@
 // over TCP (handshake.js) or QUIC (quic.js).
 import './polyfill.js'
 import { createInterface } from 'node:readline'
-import { generateKeyPair } from '@libp2p/crypto/keys'
-import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
-import { generateCertificate, verifyPeerCertificate } from '@libp2p/tls/utils'
+import { generateKey, KNOWN_KEY_TYPES, peerIdFromString, peerIdOf, signer, utils, verify } from './compat.js'
 import { handshake } from './handshake.js'
 import { handshakeQUIC } from './quic.js'
-
-// fixturegen's host key types, as @libp2p/crypto's generateKeyPair names them.
-const KEY_TYPES = { ed25519: ['Ed25519'], secp256k1: ['secp256k1'], ecdsa: ['ECDSA', 'P-256'], rsa: ['RSA', 2048] }
 
 function pemBody (pem) {
   return pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, '').replace(/\s+/g, '')
@@ -25,20 +20,22 @@ function pemBody (pem) {
 
 // generateCertificate is what the TLS encrypter calls for its own certificate when it starts.
 async function generate (req) {
-  const args = KEY_TYPES[req.host_key_type]
-  if (args == null) {
+  if (!KNOWN_KEY_TYPES.includes(req.host_key_type)) {
     return { id: req.id, verdict: 'skip', peer_id: null, error: `adapter: unknown host key type ${req.host_key_type}` }
   }
   let key, made
   try {
-    key = await generateKeyPair(...args)
-    made = await generateCertificate(key)
+    key = await generateKey(req.host_key_type)
+    if (key == null) {
+      return { id: req.id, verdict: 'skip', peer_id: null, error: `adapter: no ${req.host_key_type} host keys in this @libp2p/crypto` }
+    }
+    made = await (await utils()).generateCertificate(await signer(key))
   } catch (err) {
     return { id: req.id, verdict: 'reject', peer_id: null, error: errorText(err) }
   }
   let peerId
   try {
-    peerId = peerIdFromPrivateKey(key).toString()
+    peerId = await peerIdOf(key)
   } catch (err) {
     // No libp2p identity of this type: the library made a certificate it cannot stand behind.
     return { id: req.id, verdict: 'skip', peer_id: null, error: `peerIdFromPrivateKey: ${errorText(err)}` }
@@ -75,7 +72,7 @@ async function check (req) {
   }
   const leaf = Buffer.from(req.certificates[0] ?? '', 'base64')
   try {
-    const peerId = await verifyPeerCertificate(new Uint8Array(leaf), expected)
+    const peerId = await verify(new Uint8Array(leaf), expected)
     return { id: req.id, verdict: 'accept', peer_id: peerId.toString(), error: null }
   } catch (err) {
     return { id: req.id, verdict: 'reject', peer_id: null, error: errorText(err) }
@@ -112,12 +109,17 @@ function cancelled (id) {
 
 for (let line = await nextLine(); line !== null; line = await nextLine()) {
   if (line.trim() === '') continue
+  const started = process.cpuUsage()
   let reply
   try {
     const req = JSON.parse(line)
     reply = req.kind === 'handshake' && req.transport === 'quic'
       ? await handshakeQUIC(req, errorText, cancelled)
       : await check(req)
+    if (req.kind === 'handshake') { // CPU time (user+system) of this process for the request
+      const used = process.cpuUsage(started)
+      reply.cpu_seconds = (used.user + used.system) / 1e6
+    }
   } catch (err) {
     reply = { id: '', verdict: 'skip', peer_id: null, error: `adapter: unreadable request: ${errorText(err)}` }
   }

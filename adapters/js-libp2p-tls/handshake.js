@@ -3,31 +3,15 @@
 // the upgrader it calls is this adapter's, and does what libp2p's upgrader does for the
 // security step: multistream-select (@libp2p/multistream-select select / handle) for
 // /tls/1.0.0, then @libp2p/tls secureOutbound(connection, { remotePeer }) / secureInbound.
-import { generateKeyPair } from '@libp2p/crypto/keys'
-import { defaultLogger } from '@libp2p/logger'
-import { handle, select } from '@libp2p/multistream-select'
-import { peerIdFromString } from '@libp2p/peer-id'
 import { tcp } from '@libp2p/tcp'
-import { tls } from '@libp2p/tls'
 import { multiaddr } from '@multiformats/multiaddr'
-
-const PROTOCOL = '/tls/1.0.0'
-let components
-
-async function local () {
-  components ??= {
-    privateKey: await generateKeyPair('Ed25519'),
-    logger: defaultLogger(),
-    upgrader: { getStreamMuxers: () => new Map() } // ALPN offers only "libp2p"
-  }
-  return components
-}
+import { components, finish, handleTLS, peerIdFromString, secureInbound, secureOutbound, selectTLS } from './compat.js'
 
 export async function handshake (req, errorText) {
   if (req.transport !== 'tcp') {
     return { id: req.id, verdict: 'skip', peer_id: null, error: `adapter: transport ${req.transport} is not built into this adapter` }
   }
-  const c = await local()
+  const c = await components()
   const ms = req.timeout_ms ?? 10000
   const signal = AbortSignal.timeout(ms)
   if (req.direction === 'listen') return await listen(req, c, ms, signal, errorText)
@@ -43,12 +27,12 @@ export async function handshake (req, errorText) {
       signal,
       upgrader: {
         upgradeOutbound: async (maConn) => {
-          await select(maConn, PROTOCOL, { signal })
-          return await tls()(c).secureOutbound(maConn, { remotePeer, signal, skipStreamMuxerNegotiation: true })
+          const stream = await selectTLS(maConn, signal)
+          return await secureOutbound(c, stream, remotePeer, signal)
         }
       }
     })
-    secured.connection.abort(new Error('adapter: done'))
+    finish(secured)
     return { id: req.id, verdict: 'accept', peer_id: secured.remotePeer.toString(), error: null }
   } catch (err) {
     return { id: req.id, verdict: 'reject', peer_id: null, error: errorText(err) }
@@ -61,12 +45,15 @@ async function listen (req, c, ms, signal, errorText) {
     upgrader: {
       upgradeInbound: async (maConn) => {
         try {
-          await handle(maConn, PROTOCOL, { signal })
-          const secured = await tls()(c).secureInbound(maConn, { signal, skipStreamMuxerNegotiation: true })
+          const stream = await handleTLS(maConn, signal)
+          const secured = await secureInbound(c, stream, signal)
           done.resolve({ verdict: 'accept', peer_id: secured.remotePeer.toString(), error: null })
-          secured.connection.abort(new Error('adapter: done'))
+          finish(secured)
         } catch (err) {
           done.resolve({ verdict: 'reject', peer_id: null, error: errorText(err) })
+          // as libp2p's upgrader does; @libp2p/tls 1.x leaves the socket open, and the
+          // listener's close would wait for it until the request's timeout
+          maConn.abort?.(err)
         }
       }
     }

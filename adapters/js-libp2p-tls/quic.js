@@ -4,19 +4,24 @@
 // encryption: QUIC secured the connection) hand over the authenticated PeerId. A failed
 // inbound handshake never reaches JavaScript, so a listen request also ends on the harness's
 // cancel line (after a short grace for a connection on its way).
-import { generateKeyPair } from '@libp2p/crypto/keys'
-import { defaultLogger } from '@libp2p/logger'
-import { quic } from '@chainsafe/libp2p-quic'
 import { multiaddr } from '@multiformats/multiaddr'
+import { components, QUIC, quicRemotePeer } from './compat.js'
 
 let transport
 
 async function local () {
-  transport ??= quic()({ privateKey: await generateKeyPair('Ed25519'), logger: defaultLogger() })
+  if (transport == null) {
+    const { quic } = await import('@chainsafe/libp2p-quic')
+    const { privateKey, logger } = await components()
+    transport = quic()({ privateKey, logger })
+  }
   return transport
 }
 
 export async function handshakeQUIC (req, errorText, cancelled) {
+  if (!QUIC) {
+    return { id: req.id, verdict: 'skip', peer_id: null, error: 'adapter: no @chainsafe/libp2p-quic is served for this @libp2p/tls major (see build-info.json)' }
+  }
   const t = await local()
   const ms = req.timeout_ms ?? 10000
   const signal = AbortSignal.timeout(ms)
@@ -28,7 +33,7 @@ export async function handshakeQUIC (req, errorText, cancelled) {
     try {
       const peer = await t.dial(multiaddr(`/ip4/${host}/udp/${port}/quic-v1/p2p/${req.expect_peer_id}`), {
         signal,
-        upgrader: { upgradeOutbound: async (maConn, opts) => { maConn.abort(new Error('adapter: done')); return opts.remotePeer } }
+        upgrader: { upgradeOutbound: async (maConn, opts) => { maConn.abort(new Error('adapter: done')); return quicRemotePeer(maConn, opts) } }
       })
       return { id: req.id, verdict: 'accept', peer_id: peer.toString(), error: null }
     } catch (err) {
@@ -39,7 +44,7 @@ export async function handshakeQUIC (req, errorText, cancelled) {
   const listener = t.createListener({
     upgrader: {
       upgradeInbound: async (maConn, opts) => {
-        accepted.resolve({ verdict: 'accept', peer_id: opts.remotePeer.toString(), error: null })
+        accepted.resolve({ verdict: 'accept', peer_id: quicRemotePeer(maConn, opts).toString(), error: null })
         maConn.abort(new Error('adapter: done'))
       }
     }

@@ -154,6 +154,16 @@ WHAT = {"tls": "TLS security transport (libp2p.security.tls, in py-libp2p from 0
         "quic": "QUIC transport (libp2p.transport.quic, in py-libp2p from 0.3.0)"}
 
 
+def keep_stdout() -> None:
+    """Standard output carries the replies alone. py-libp2p 0.3.0's QUIC listener module calls
+    ``logging.basicConfig(level=DEBUG, handlers=[StreamHandler(sys.stdout)])`` when imported:
+    such a handler of the root logger is dropped (warnings still reach stderr)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "stream", None) is sys.stdout:
+            root.removeHandler(handler)
+
+
 def installed() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -186,6 +196,7 @@ def main() -> int:
     except ImportError as exc:  # an older py-libp2p, without this mode's transport
         missing = (f"adapter: py-libp2p {installed()} has no {WHAT[sys.argv[1]]} "
                    f"({type(exc).__name__}: {exc})")
+    keep_stdout()
     lines: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:  # one reader, so that a listening handshake can see a cancel line
@@ -215,6 +226,7 @@ def main() -> int:
             elif request.get("kind") == "handshake":
                 from quic import handshake as quic_handshake
 
+                keep_stdout()
                 reply = quic_handshake(request, announce, lines)
             else:
                 reply = answer(verify, request, make)

@@ -15,6 +15,7 @@ cancel line.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import queue
 from collections.abc import Callable
@@ -51,6 +52,13 @@ class _Closes(logging.Handler):
                 self.closed.set()
 
 
+def _text(exc: BaseException) -> str:
+    """An exception's type and words; a (Trio nursery's) group, its members'."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_text(member) for member in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _transport(seconds: float) -> QUICTransport:
     config = QUICTransportConfig()
     config.CONNECTION_HANDSHAKE_TIMEOUT = seconds  # its default is 10 s
@@ -69,14 +77,14 @@ async def _handshake(request: dict[str, Any], announce: Callable[[dict[str, str]
             transport.set_background_nursery(nursery)
             with trio.move_on_after(seconds) as deadline:
                 if request.get("direction") == "listen":
-                    await _listen(case, transport, announce, lines, closes, outcome)
+                    await _listen(case, transport, announce, lines, closes, outcome, nursery)
                 else:
                     await _dial(request, transport, closes, outcome)
             if deadline.cancelled_caught and not outcome:
                 outcome["error"] = f"adapter: no verdict within {seconds:g} s"
             nursery.cancel_scope.cancel()
     except Exception as exc:  # the library's rejection, whatever its type
-        outcome.setdefault("error", f"{type(exc).__name__}: {exc}")
+        outcome.setdefault("error", _text(exc))
     finally:
         with trio.move_on_after(1) as scope, contextlib.suppress(Exception):
             scope.shield = True  # closing after the verdict: nothing left to report
@@ -104,7 +112,7 @@ async def _dial(request: dict[str, Any], transport: QUICTransport, closes: _Clos
                 peer = conn.remote_peer_id()
                 outcome["peer"] = peer.to_base58() if peer is not None else None
             except Exception as exc:
-                outcome["error"] = f"{type(exc).__name__}: {exc}"
+                outcome["error"] = _text(exc)
             race.cancel_scope.cancel()
 
         async def refused() -> None:
@@ -119,7 +127,7 @@ async def _dial(request: dict[str, Any], transport: QUICTransport, closes: _Clos
 
 async def _listen(case: str, transport: QUICTransport, announce: Callable[[dict[str, str]], None],
                   lines: queue.Queue[str | None], closes: _Closes,
-                  outcome: dict[str, Any]) -> None:
+                  outcome: dict[str, Any], nursery: trio.Nursery) -> None:
     accepted = trio.Event()
 
     async def handler(conn: Any) -> None:
@@ -128,7 +136,11 @@ async def _listen(case: str, transport: QUICTransport, announce: Callable[[dict[
         accepted.set()
 
     listener = transport.create_listener(handler)
-    await listener.listen(multiaddr.Multiaddr("/ip4/127.0.0.1/udp/0/quic-v1"))
+    where = multiaddr.Multiaddr("/ip4/127.0.0.1/udp/0/quic-v1")
+    if "nursery" in inspect.signature(listener.listen).parameters:  # py-libp2p before 0.7.0
+        await listener.listen(where, nursery)
+    else:
+        await listener.listen(where)
     try:
         port = listener.get_addrs()[0].value_for_protocol("udp")
         announce({"id": case, "listening": f"127.0.0.1:{port}"})

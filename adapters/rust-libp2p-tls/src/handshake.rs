@@ -13,11 +13,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use libp2p_core::upgrade::{InboundConnectionUpgrade, OutboundConnectionUpgrade, UpgradeInfo};
-use libp2p_identity::{Keypair, PeerId};
+use libp2p_core::upgrade::UpgradeInfo;
 use multistream_select::{dialer_select_proto, listener_select_proto, Version};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::compat::{InboundConnectionUpgrade, Keypair, OutboundConnectionUpgrade, PeerId};
 use crate::{accept, reject, skip, Reply, Request};
 
 /// tokio's TcpStream as a futures AsyncRead + AsyncWrite (what tokio-util's compat does).
@@ -73,7 +73,7 @@ pub fn handshake(keypair: &Keypair, req: Request, announce: &mut dyn FnMut(Strin
         // libp2p-tcp's Config sets TCP_NODELAY by default; without it, a small write
         // waits for a delayed ACK (~40 ms on loopback).
         stream.set_nodelay(true).map_err(|e| format!("adapter: nodelay: {e}"))?;
-        let protocols: Vec<&'static str> = config.protocol_info().collect();
+        let protocols: Vec<_> = config.protocol_info().collect(); // &str; &[u8] before 0.2.0
         let io = Compat(stream);
         if listen {
             let (info, negotiated) = listener_select_proto(io, protocols)

@@ -12,6 +12,7 @@
 //! `libp2p_tls::certificate::generate` makes for a fresh host key. A handshake request runs the
 //! crate's real upgrade over TCP (`handshake.rs`).
 
+mod compat;
 mod handshake;
 mod quic;
 
@@ -19,8 +20,7 @@ use std::io::{self, BufRead, Write};
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use libp2p_identity::{Keypair, PeerId};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use compat::{Keypair, PeerId};
 use rustls::SignatureScheme;
 use serde::{Deserialize, Serialize};
 
@@ -69,10 +69,21 @@ struct Reply {
     certificates: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     certificate_key: Option<String>,
+    /// handshake only: the CPU time (user + system) of this process while it ran the request
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_seconds: Option<f64>,
 }
 
 fn accept(id: String, peer_id: Option<String>) -> Reply {
-    Reply { id, verdict: "accept", peer_id, error: None, certificates: None, certificate_key: None }
+    Reply {
+        id,
+        verdict: "accept",
+        peer_id,
+        error: None,
+        certificates: None,
+        certificate_key: None,
+        cpu_seconds: None,
+    }
 }
 
 fn reject(id: String, error: String) -> Reply {
@@ -83,6 +94,13 @@ fn reject(id: String, error: String) -> Reply {
         error: Some(error),
         certificates: None,
         certificate_key: None,
+        cpu_seconds: None,
+    }
+}
+
+impl Reply {
+    fn with_cpu(self, seconds: f64) -> Reply {
+        Reply { cpu_seconds: Some(seconds), ..self }
     }
 }
 
@@ -113,16 +131,13 @@ fn generate(req: Request) -> Reply {
         }
         other => return skip(req.id, format!("adapter: unknown host key type {other:?}")),
     };
-    let (cert, key) = match libp2p_tls::certificate::generate(&keypair) {
+    let (cert, key) = match compat::generate(&keypair) {
         Ok(made) => made,
         Err(e) => return reject(req.id, format!("{e} ({e:?})")),
     };
-    let key = match &key {
-        PrivateKeyDer::Pkcs8(k) => Some(pem("PRIVATE KEY", k.secret_pkcs8_der())),
-        _ => None,
-    };
+    let key = key.map(|k| pem("PRIVATE KEY", &k));
     Reply {
-        certificates: Some(vec![B64.encode(cert.as_ref())]),
+        certificates: Some(vec![B64.encode(&cert)]),
         certificate_key: key,
         ..accept(req.id, Some(keypair.public().to_peer_id().to_base58()))
     }
@@ -144,12 +159,10 @@ fn check_certificate(req: Request) -> Reply {
     if chain.len() != 1 {
         return reject(req.id, "libp2p-tls requires exactly one certificate".to_string());
     }
-    let der = CertificateDer::from(chain[0].as_slice());
-    let cert = match libp2p_tls::certificate::parse(&der) {
-        Ok(cert) => cert,
+    let peer_id = match compat::parse(&chain[0], |parsed| parsed.map(|cert| cert.peer_id())) {
+        Ok(peer_id) => peer_id,
         Err(e) => return reject(req.id, format!("{e} ({e:?})")),
     };
-    let peer_id = cert.peer_id();
     if let Some(expected) = &req.expect_peer_id {
         match expected.parse::<PeerId>() {
             Ok(want) if want == peer_id => {}
@@ -183,15 +196,16 @@ fn check_certificate_verify(req: Request) -> Reply {
     let Some(first) = chain.first() else {
         return reject(req.id, "adapter: no certificate".to_string());
     };
-    let der = CertificateDer::from(first.as_slice());
-    let cert = match libp2p_tls::certificate::parse(&der) {
-        Ok(cert) => cert,
-        Err(e) => return reject(req.id, format!("{e} ({e:?})")),
-    };
-    match cert.verify_signature(SignatureScheme::from(scheme), &content, &signature) {
-        Ok(()) => accept(req.id, Some(cert.peer_id().to_base58())),
-        Err(e) => reject(req.id, format!("{e} ({e:?})")),
-    }
+    compat::parse(first, |parsed| {
+        let cert = match parsed {
+            Ok(cert) => cert,
+            Err(e) => return reject(req.id, format!("{e} ({e:?})")),
+        };
+        match cert.verify_signature(SignatureScheme::from(scheme), &content, &signature) {
+            Ok(()) => accept(req.id, Some(cert.peer_id().to_base58())),
+            Err(e) => reject(req.id, format!("{e} ({e:?})")),
+        }
+    })
 }
 
 fn main() {
@@ -204,16 +218,24 @@ fn main() {
         if line.trim().is_empty() {
             continue;
         }
+        let started = compat::cpu_seconds();
         let reply = match serde_json::from_str::<Request>(&line) {
             Ok(req) if req.cancel.is_some() => continue,
             Ok(req) => match req.kind.as_str() {
-                "certificate" => check_certificate(req),
-                "certificate_verify" => check_certificate_verify(req),
+                "certificate" => {
+                    let id = req.id.clone();
+                    compat::guarded(|| check_certificate(req), |e| reject(id, e))
+                }
+                "certificate_verify" => {
+                    let id = req.id.clone();
+                    compat::guarded(|| check_certificate_verify(req), |e| reject(id, e))
+                }
                 "generate" => generate(req),
                 "handshake" => handshake::handshake(&local, req, &mut |line: String| {
                     writeln!(out, "{line}")?;
                     out.flush()
-                }),
+                })
+                .with_cpu(compat::cpu_seconds() - started),
                 _ => {
                     let text = format!("adapter: unknown request kind {}", req.kind);
                     skip(req.id, text)

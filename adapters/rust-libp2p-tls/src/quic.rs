@@ -10,10 +10,9 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use libp2p_core::multiaddr::{Multiaddr, Protocol};
-use libp2p_core::transport::{DialOpts, ListenerId, PortUse, Transport, TransportEvent};
-use libp2p_core::Endpoint;
-use libp2p_identity::{Keypair, PeerId};
+use libp2p_core::transport::{Transport, TransportEvent};
 
+use crate::compat::{Keypair, PeerId};
 use crate::handshake::{bounded, verdict};
 use crate::{Reply, Request};
 
@@ -24,7 +23,11 @@ pub fn handshake(keypair: &Keypair, req: Request, announce: &mut dyn FnMut(Strin
         let mut transport = libp2p_quic::tokio::Transport::new(libp2p_quic::Config::new(keypair));
         if listen {
             let any: Multiaddr = "/ip4/127.0.0.1/udp/0/quic-v1".parse().map_err(|e| format!("{e}"))?;
-            transport.listen_on(ListenerId::next(), any).map_err(|e| format!("listen_on: {e:?}"))?;
+            #[cfg(not(feature = "listen-legacy"))] // libp2p-core 0.40 and later
+            let listening = transport.listen_on(libp2p_core::transport::ListenerId::next(), any);
+            #[cfg(feature = "listen-legacy")]
+            let listening = transport.listen_on(any).map(|_| ());
+            listening.map_err(|e| format!("listen_on: {e:?}"))?;
             loop {
                 let event = futures::future::poll_fn(|cx| Pin::new(&mut transport).poll(cx)).await;
                 match event {
@@ -50,9 +53,14 @@ pub fn handshake(keypair: &Keypair, req: Request, announce: &mut dyn FnMut(Strin
             let address = req.address.clone().ok_or("adapter: a dial request without an address")?;
             let (host, port) = address.rsplit_once(':').ok_or("adapter: bad address")?;
             let target: Multiaddr = format!("/ip4/{host}/udp/{port}/quic-v1").parse().map_err(|e| format!("{e}"))?;
-            let dial = transport
-                .dial(target, DialOpts { role: Endpoint::Dialer, port_use: PortUse::New })
-                .map_err(|e| format!("dial: {e:?}"))?;
+            #[cfg(not(feature = "dial-legacy"))] // libp2p-core 0.42 and later
+            let dial = {
+                use libp2p_core::transport::{DialOpts, PortUse};
+                transport.dial(target, DialOpts { role: libp2p_core::Endpoint::Dialer, port_use: PortUse::New })
+            };
+            #[cfg(feature = "dial-legacy")]
+            let dial = transport.dial(target);
+            let dial = dial.map_err(|e| format!("dial: {e:?}"))?;
             let (peer, _connection) = dial.await.map_err(|e| format!("{e}: {e:?}"))?;
             Ok(peer)
         }
