@@ -236,8 +236,11 @@ class Campaign:
         return replace(target, env=tuple(sorted(env.items()))), built.seconds
 
     def _env(self, mutant: str) -> dict[str, str]:
-        return {k: v.replace("{mutant}", mutant).replace("{tree}", str(self.tree))
-                for k, v in self.setup.env.items()}
+        """The adapter's environment for ``mutant`` ("": the baseline): {mutant} its id,
+        {switch} the part after its last '#' (the tool's own id), {tree} the scratch tree."""
+        switch = mutant.rsplit("#", 1)[-1] if mutant else ""
+        return {k: v.replace("{mutant}", mutant).replace("{switch}", switch)
+                .replace("{tree}", str(self.tree)) for k, v in self.setup.env.items()}
 
     def _labels(self, mutant: Mutant | None) -> tuple[str, list[str]]:
         """The mode to run and the entries that count for ``mutant`` (None: the baseline)."""

@@ -7,7 +7,7 @@ adapter's ``mutate`` script that speaks the language's mutation tool.
      "files": ["src/certificate.rs", ...],     what is mutated (relative to the source tree)
      "activation": "rebuild",                  rebuild | switch | shadow (below)
      "env": {},                                 for switch / shadow: the adapter's environment,
-                                                {mutant} and {tree} filled in
+                                                {mutant}, {switch} and {tree} filled in
      "handshake_files": ["src/verifier.rs"],   code only a handshake reaches: its mutants also
                                                 run in handshake mode
      "handshake_entries": ["tcp-dial", ...],   which handshake entries run them
