@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -90,26 +91,30 @@ def run_entries(target: Target, corpus: Corpus, mode: str, folder: Path, *,
                 known: Known = frozenset(), jobs: int = 1,
                 say: Callable[[str], None] | None = None,
                 done: Callable[[Implementation], None] | None = None,
+                progress: Callable[[str, driver.Answer], None] | None = None,
                 ) -> tuple[list[Implementation], str | None]:
     """Every entry of ``target`` in ``mode``, in order; stops at an adapter that cannot start.
     Returns the entries run and, if one was broken (could not start, or answered no case), why
-    (one line). ``done`` is called after each entry."""
+    (one line). ``done`` is called after each entry, ``progress`` with each answer and its
+    entry's label (an exception it raises ends the run, the processes stopped)."""
     ran: list[Implementation] = []
     broken: str | None = None
     for label, way in entries(target, corpus, mode):
         log = folder / f"{label}.stderr.log"
+        told = None if progress is None else functools.partial(progress, label)
         try:
             if way is None:
                 if say is not None:
                     say(f"harness: {label} {target.version}: {len(corpus.api)} cases")
                 entry = run_target(target, corpus.api, timeout=timeout, startup=startup,
-                                   stderr_path=log, known=known, jobs=jobs)
+                                   stderr_path=log, known=known, jobs=jobs, progress=told)
             else:
                 plan = corpus.plans[way]
                 if say is not None:
                     say(f"harness: {label} {target.version}: {len(plan)} handshakes")
                 entry = run_handshake(target, peer_argv, plan, *way, timeout=timeout,
-                                      startup=startup, stderr_path=log, known=known, jobs=jobs)
+                                      startup=startup, stderr_path=log, known=known, jobs=jobs,
+                                      progress=told)
         except (driver.AdapterStartError, PeerError) as exc:
             return ran, f"{label}: {exc}"
         ran.append(entry)

@@ -37,6 +37,7 @@ from fixturegen import __version__
 from fixturegen.builds.build import BuildError, Wanted, ensure
 from fixturegen.builds.cache import UNHASHED, tree_hash
 from fixturegen.harness.adapters import Adapter
+from fixturegen.harness.driver import Answer
 from fixturegen.harness.results import Implementation
 from fixturegen.harness.session import Corpus, Target, run_entries
 from fixturegen.mutation.model import (
@@ -72,6 +73,7 @@ class Settings:
     build_timeout: float
     upstream_timeout: float
     limit: int | None = None  # at most this many mutants of the shard (a smoke run)
+    only: tuple[str, ...] = ()  # these mutants (by id) and no other
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,14 @@ def compare(base: Observed, mutant: Observed, labels: Sequence[str]) -> CorpusKi
               and (after.reasons is not None or before.reasons is not None)):
             by_reason.append(name)
     return CorpusKill(verdict=by_verdict, reason=by_reason, entries=list(labels))
+
+
+class _Killed(Exception):
+    """A case's verdict differs from the baseline's: the mutant is killed (ends the run)."""
+
+    def __init__(self, case: str, label: str) -> None:
+        super().__init__(case)
+        self.case, self.label = case, label
 
 
 class Campaign:
@@ -265,6 +275,35 @@ class Campaign:
                               startup=self.settings.startup)
         return observe(done, self.setup), labels, time.perf_counter() - start
 
+    def _mutant_corpus(self, target: Target, mutant: Mutant, timeout: float,
+                       baseline: Observed) -> tuple[CorpusKill, float]:
+        """The corpus over ``mutant``'s build, stopped at the first case whose verdict
+        differs from the baseline's (or that fails where the baseline answered): the mutant
+        is killed by verdict, and the rest can only add reasons. A mutant whose verdicts all
+        stay runs every case, for the reasons."""
+        mode, labels = self._labels(mutant)
+        start = time.perf_counter()
+        scratch = self.logs / "run"
+        scratch.mkdir(exist_ok=True)
+
+        def told(label: str, answer: Answer) -> None:
+            before = baseline.get((label, answer.id))
+            if before is None or before.failure:
+                return
+            if answer.failure is not None or answer.verdict != before.verdict:
+                raise _Killed(f"{label}:{answer.id}", label)
+
+        try:
+            done, _ = run_entries(target, self._limited(labels), mode, scratch,
+                                  peer_argv=self.peer_argv, timeout=timeout,
+                                  startup=self.settings.startup, progress=told)
+        except _Killed as killed:
+            run = labels[:labels.index(killed.label) + 1]
+            return (CorpusKill(verdict=[killed.case], reason=[], entries=run),
+                    time.perf_counter() - start)
+        return (compare(baseline, observe(done, self.setup), labels),
+                time.perf_counter() - start)
+
     def _limited(self, labels: list[str]) -> Corpus:
         """The corpus with only the handshake entries ``labels`` names."""
         keep = {tuple(label.split("@", 1)[1].split("-")) for label in labels if "@" in label}
@@ -289,6 +328,13 @@ class Campaign:
         self._source()
         all_mutants = self._mutants()
         chosen = shard_of(all_mutants, self.settings.shard)
+        if self.settings.only:
+            known = {m.id for m in all_mutants}
+            unknown = [i for i in self.settings.only if i not in known]
+            if unknown:
+                raise CampaignError(f"no mutant {unknown[0]!r} in the listing "
+                                    f"({self.folder / 'mutants.jsonl'})")
+            chosen = [m for m in chosen if m.id in self.settings.only]
         if self.settings.limit is not None:
             chosen = chosen[:self.settings.limit]
         self.say(f"mutate: {self.adapter.name} {self.version}: {len(all_mutants)} mutants "
@@ -372,9 +418,8 @@ class Campaign:
             return MutantResult(mutant=mutant, status="unviable", category="unviable",
                                 corpus=None, upstream="not_run", note=_short(str(exc)),
                                 survivor="", seconds=round(time.perf_counter() - start, 2))
-        observed, labels, seconds = self._corpus(target, mutant, timeout)
+        kill, seconds = self._mutant_corpus(target, mutant, timeout, baseline)
         self.times["corpus"].append(seconds)
-        kill = compare(baseline, observed, labels)
         upstream = "not_run"
         if upstream_ok:
             upstream = self._upstream(env, [mutant.file], "upstream-mutant.log")

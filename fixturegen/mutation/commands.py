@@ -62,6 +62,9 @@ def mutate(
         help="Also run the implementation's own tests on each mutant.")] = True,
     limit: Annotated[int | None, typer.Option(
         min=1, help="At most this many mutants of the shard (a smoke run).")] = None,
+    mutant: Annotated[list[str] | None, typer.Option(
+        help="Only this mutant (its id in the report; repeatable): re-check a survivor "
+        "after a new case.")] = None,
     corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")
                       ] = Path("out"),
     adapters: Annotated[Path | None, typer.Option(
@@ -104,7 +107,7 @@ def mutate(
     peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,
-                        upstream_timeout, limit)
+                        upstream_timeout, limit, tuple(mutant or ()))
     try:
         campaign = Campaign(adapter, setup, wanted, loaded, out or Path(f"mutation-{name}"),
                             base=base, cache=build_cache(cache), peer_argv=peer,

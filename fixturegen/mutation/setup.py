@@ -39,6 +39,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -131,7 +132,8 @@ def run_script(setup: Setup, args: list[str], *, timeout: float,
     import time
 
     start = time.perf_counter()
-    full = {**os.environ, **(env or {})}
+    # FIXTUREGEN_PYTHON: the interpreter running fixturegen (a script may need its commands)
+    full = {**os.environ, "FIXTUREGEN_PYTHON": sys.executable, **(env or {})}
     sink = open(log, "wb") if log is not None else subprocess.PIPE  # noqa: SIM115
     try:
         proc = subprocess.Popen([str(setup.script), *args], stdin=subprocess.DEVNULL,
