@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +22,11 @@ from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
 from fixturegen.harness.matrix import MatrixFile, affected_text
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
 from fixturegen.output.export import LANGUAGES, ExportError, render
+from fixturegen.owned import NotOwned, check, publish
 from fixturegen.verify.inputs import InputError, printable, read_confined
 from fixturegen.verify.jsonfile import load_json
 
-INDEX = "findings.md"  # marks a folder this command wrote (it may be replaced)
+INDEX = "findings.md"  # the index of the reports
 HEX_SHOWN = 4  # fixtures shown as hex in a report; the export holds them all
 EMBED_LIMIT = 60_000  # an export longer than this is attached, not pasted inline
 EXTENSIONS = {"go": "_test.go", "rust": ".rs", "ts": ".spec.ts"}  # python: test_*.py
@@ -218,46 +217,23 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
     return len(found)
 
 
+COMMAND = "harness findings"
+
+
 def _check_out(out: Path) -> None:
-    shown = printable(str(out))
-    if out.is_symlink():
-        raise FindingsError(f"--out {shown} is a symbolic link: reports are never written "
-                            "through one")
-    if out.exists() and not out.is_dir():
-        raise FindingsError(f"--out {shown} is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / INDEX).is_file():
-        raise FindingsError(f"--out {shown} holds other files and no {INDEX}: findings go "
-                            "to a new or empty folder, or replace earlier findings")
+    """The folder is new, empty, or one an earlier ``harness findings`` wrote (its marker)."""
+    try:
+        check(out, COMMAND)
+    except NotOwned as exc:
+        raise FindingsError(f"--out {exc}") from None
 
 
 def _replace(out: Path, files: Iterable[tuple[str, str]]) -> None:
-    """Stage every file in a sibling folder, then swap it in: never half a set of reports."""
-    out = out.absolute()
+    """Write the reports into ``out`` and drop the earlier run's that this one did not write."""
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        publish(out, COMMAND, [(name, text.encode("utf-8")) for name, text in files])
+    except NotOwned as exc:
+        raise FindingsError(f"--out {exc}") from None
     except OSError as exc:
         raise FindingsError(f"cannot write {printable(str(out))}: {exc.strerror or exc}"
                             ) from None
-    old: Path | None = None
-    try:
-        staging.chmod(0o755)
-        for name, text in files:
-            target = staging / name
-            target.write_text(text, encoding="utf-8")
-            target.chmod(0o644)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{staging.name[-8:]}")
-            out.rename(old)
-        staging.rename(out)
-    except OSError as exc:
-        if old is not None and not out.exists():
-            old.rename(out)
-        raise FindingsError(f"cannot write {printable(str(out))}: {exc.strerror or exc}"
-                            ) from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-        if old is not None and old.exists():
-            shutil.rmtree(old, ignore_errors=True)
-

@@ -4,8 +4,6 @@ which also writes the set (:func:`fixturegen.harness.pagedata.write_reports`).""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from fixturegen.harness.results import (
     ResultsFile,
     dump_results,
 )
+from fixturegen.owned import NotOwned, claim, mark, owned_files, write_file
 from fixturegen.verify.inputs import printable
 
 IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
@@ -273,45 +272,32 @@ class ReportFolderError(Exception):
     """The reports cannot go to that folder (exit 2)."""
 
 
+#: The reports folder's owner (its marker): ``harness run`` and ``harness report`` write it.
+COMMAND = "harness"
+
+
 def check_report_folder(folder: Path) -> None:
     """Refuse a reports folder that is a symbolic link, not a folder, or a folder of other
-    things: reports go to a new or empty folder, or to one holding an earlier ``results.json``
-    (whose five files, and ``NAME.stderr.log``, they replace). Creates it if it is new."""
-    shown = printable(str(folder))
+    things: reports go to a new or empty folder, or to one an earlier ``harness run`` or
+    ``harness report`` wrote (its marker says so; the files it lists, and the logs and
+    certificates of the run, are replaced). Creates it if it is new."""
     try:
-        if folder.is_symlink():
-            raise ReportFolderError(f"{shown} is a symbolic link: reports are never written "
-                                    "through one")
-        if folder.exists():
-            if not folder.is_dir():
-                raise ReportFolderError(f"{shown} is not a folder")
-            if any(folder.iterdir()) and not (folder / "results.json").is_file():
-                raise ReportFolderError(
-                    f"{shown} holds other files and no results.json: reports go to a new or "
-                    "empty folder, or to an earlier reports folder")
-        folder.mkdir(parents=True, exist_ok=True)
+        claim(folder, COMMAND)
+    except NotOwned as exc:
+        raise ReportFolderError(f"{exc} (reports)") from None
     except OSError as exc:
-        raise ReportFolderError(f"cannot use {shown} for reports: {exc.strerror or exc}"
-                                ) from None
+        raise ReportFolderError(f"cannot use {printable(str(folder))} for reports: "
+                                f"{exc.strerror or exc}") from None
 
 
 def write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
-    """Write each file next to its target, then rename: a reader never sees half a report."""
-    folder.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for name, text in files:
-            fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
-            os.fchmod(fd, 0o644)  # reports are for sharing (mkstemp makes 0600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            staged.append((Path(tmp_name), folder / name))
-    except BaseException:
-        for staged_tmp, _ in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
+    """Write each file whole (a reader never sees half a report), into a folder
+    :func:`check_report_folder` accepted; the marker lists them."""
+    texts = list(files)
+    path = claim(folder, COMMAND)
+    mark(path, COMMAND, set(owned_files(path, COMMAND)) | {name for name, _ in texts})
+    for name, text in texts:
+        write_file(path, name, text.encode("utf-8"))
 
 
 def write_results_only(results: ResultsFile, folder: Path) -> None:
