@@ -15,6 +15,7 @@ from pydantic import Field
 
 from fixturegen import __version__
 from fixturegen.fuzz.campaign import Campaign, Cluster, Mutant
+from fixturegen.markdown import code, md
 from fixturegen.model.manifest import (
     SCHEMA_VERSION,
     CertificateInfo,
@@ -142,9 +143,9 @@ def report(c: Campaign, clusters: list[Cluster], findings: list[Cluster], seed: 
 
 
 def summary(r: FuzzReport) -> str:
-    lines = [f"# fixturegen fuzz: {r.mutants} mutants in {r.seconds:.0f} s (seed `{r.seed}`)",
-             "", "| who | mutants/s |", "|---|---|"]
-    lines += [f"| {k} | {v:.0f} |" for k, v in r.throughput.items()]
+    lines = [f"# fixturegen fuzz: {r.mutants} mutants in {r.seconds:.0f} s (seed "
+             f"{code(r.seed)})", "", "| who | mutants/s |", "|---|---|"]
+    lines += [f"| {md(k)} | {v:.0f} |" for k, v in r.throughput.items()]
     lines += ["", f"Reference verifier: {r.reference_crashes} tracebacks, "
               f"{r.reference_hangs} over its time limit, slowest mutant "
               f"{r.reference_slowest_seconds * 1000:.1f} ms; peak memory of the run "
@@ -154,15 +155,16 @@ def summary(r: FuzzReport) -> str:
               "representative |", "|---|---|---|---|---|---|---|"]
     for x in r.clusters:
         ref = x.reference.error or x.reference.verdict
-        lines.append(f"| {x.status} | {x.implementation} | {ref} | "
-                     f"{x.verdicts[x.implementation]} | {x.operator} | {x.count} | `{x.id}` |")
+        lines.append(f"| {x.status} | {md(x.implementation)} | {md(ref)} | "
+                     f"{md(x.verdicts[x.implementation])} | {md(x.operator)} | {x.count} | "
+                     f"{code(x.id)} |")
     lines += ["", "## The reference against the independent check", "",
               "| status | reference | independent | operator | mutants | representative | "
               "why |", "|---|---|---|---|---|---|---|"]
     for x in r.reference_findings:
         ref = x.reference.error or x.reference.verdict
-        lines.append(f"| {x.status} | {ref} | {x.verdicts['independent']} | {x.operator} | "
-                     f"{x.count} | `{x.id}` | {x.reason} |")
+        lines.append(f"| {x.status} | {md(ref)} | {md(x.verdicts['independent'])} | "
+                     f"{md(x.operator)} | {x.count} | {code(x.id)} | {md(x.reason)} |")
     lines += ["", "Replay: `fixturegen harness run --corpus THIS_FOLDER --impl NAME`; each "
               "representative is in manifest.json with the reference's verdict as expected."]
     return "\n".join(lines) + "\n"

@@ -329,8 +329,8 @@ def findings_reports(
     impl: Annotated[str, typer.Option(help="The implementation: its name, or one entry's "
                                       "label (NAME@TRANSPORT-DIRECTION).")],
     out: Annotated[Path, typer.Option(
-        parser=out_path, help="The folder for the reports (new, empty, or "
-                                      "earlier findings, replaced whole).")],
+        parser=out_path, help="The folder for the reports (new, empty, or one an earlier "
+        "'harness findings' wrote: only its files are replaced).")],
     corpus: Annotated[Path | None, typer.Option(
         help="The corpus the run read (default: the one results.json names).")] = None,
     matrix: Annotated[Path | None, typer.Option(

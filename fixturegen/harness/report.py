@@ -19,6 +19,7 @@ from fixturegen.harness.results import (
     ResultsFile,
     dump_results,
 )
+from fixturegen.markdown import code, md
 from fixturegen.owned import NotOwned, claim, mark, owned_files, write_file
 from fixturegen.verify.inputs import printable
 
@@ -107,16 +108,17 @@ def _interop_markdown(results: ResultsFile) -> list[str]:
              "|" + "---|" * (len(columns) + 2)]
     for row in rows:
         cells = " | ".join(f"{good}/{total}" for good, total in row.cells)
-        lines.append(f"| {row.maker} | {', '.join(row.types) or '-'} | {cells} |")
+        lines.append(f"| {md(row.maker)} | {md(', '.join(row.types) or '-')} | {cells} |")
     missing = list(dict.fromkeys((a.maker, a.host_key_type, a.outcome, a.error or "")
                                  for a in made.attempts if a.outcome != "made"))
     if missing:
         lines += ["", "Not made:", ""]
-        lines += [f"- {m} {t}: **{o}**: {e!r}" for m, t, o, e in missing]
+        lines += [f"- {md(m)} {md(t)}: **{md(o)}**: {code(e)}" for m, t, o, e in missing]
     found = interop_findings(results)
     if found:
         lines += ["", "Rejected:", ""]
-        lines += [f"- {m} {t} by **{v}**: {o}: {e}" for m, t, v, o, e in found]
+        lines += [f"- {md(m)} {md(t)} by **{md(v)}**: {md(o)}: {md(e)}"
+                  for m, t, v, o, e in found]
     return lines
 
 
@@ -190,10 +192,11 @@ def _handshake_markdown(results: ResultsFile) -> list[str]:
              "CertificateVerify corrupted alone (`valid`: none) ended as the spec requires "
              "(`ok`), or the outcome it got instead.", "",
              "| entry | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
-    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    lines += [f"| {md(label)} | " + " | ".join(md(c) for c in cells) + " |"
+              for label, cells in rows]
     diffs = mode_differences(results)
     lines += ["", "## Handshake verdicts that differ from the same library's API verdict", ""]
-    lines += [f"- {label} `{case}`: API {a}, handshake **{h}**: {said!r}"
+    lines += [f"- {md(label)} {code(case)}: API {md(a)}, handshake **{md(h)}**: {code(said)}"
               for label, case, a, h, said in diffs] or ["None."]
     profile = handshake_profile(results)
     lines += ["", "## Handshake profile", "",
@@ -202,7 +205,7 @@ def _handshake_markdown(results: ResultsFile) -> list[str]:
               "CPU for its TLS handshake.", "",
               "| entry | scheme | handshakes | median wall ms | median peer CPU ms |",
               "|---|---|---|---|---|"]
-    lines += [f"| {label} | {scheme} | {n} | {wall:.2f} | {cpu:.3f} |"
+    lines += [f"| {md(label)} | {md(scheme)} | {n} | {wall:.2f} | {cpu:.3f} |"
               for label, scheme, n, wall, cpu in profile]
     return lines
 
@@ -211,24 +214,25 @@ def markdown(results: ResultsFile) -> str:
     head = ("| implementation | version | cases | agree | acceptable | false accept "
             "| false reject | skip | hang | crash | error | seconds |")
     lines = ["# libp2p TLS conformance", "",
-             f"Corpus `{results.corpus}` (seed {results.seed!r}), {results.generator}.", "",
+             f"Corpus {code(results.corpus)} (seed {code(results.seed)}), "
+             f"{md(results.generator)}.", "",
              head, "|" + "---|" * 12]
     for r in summary_rows(results):
         lines.append(
-            f"| {r['name']} | {r['version']} | {r['cases']} | {r['agree']} | {r['acceptable']} "
-            f"| {r['false_accept']} | {r['false_reject']} | {r['skip']} | {r['hang']} "
-            f"| {r['crash']} | {r['error']} | {float(str(r['seconds'])):.1f} |")
+            f"| {md(r['name'])} | {md(r['version'])} | {r['cases']} | {r['agree']} "
+            f"| {r['acceptable']} | {r['false_accept']} | {r['false_reject']} | {r['skip']} "
+            f"| {r['hang']} | {r['crash']} | {r['error']} | {float(str(r['seconds'])):.1f} |")
     catalogue = {c.id: c for c in results.catalogue}
     for impl in results.implementations:
         found = findings(impl, catalogue)
-        lines += ["", f"## {impl.label} {impl.version}: {len(found)} divergences", ""]
+        lines += ["", f"## {md(impl.label)} {md(impl.version)}: {len(found)} divergences", ""]
         for case in found:
             entry = catalogue[case.id]
             known = " (known)" if case.known else ""
-            said = case.error if case.error else "no error"
-            lines.append(f"- **{case.outcome}**{known} `{case.id}` "
-                         f"[{entry.importance or '-'}]: {entry.rule}. "
-                         f"Implementation said: {said!r}. File: `{entry.path}`")
+            said = code(case.error) if case.error else "no error"
+            lines.append(f"- **{md(case.outcome)}**{known} {code(case.id)} "
+                         f"\\[{md(entry.importance or '-')}\\]: {md(entry.rule)}. "
+                         f"Implementation said: {said}. File: {code(entry.path)}")
     lines += _handshake_markdown(results)
     lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"
