@@ -19,7 +19,7 @@ import typer
 
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
-from fixturegen.errors import EXIT_INTERRUPTED, fail, seed_option, stopped_code
+from fixturegen.errors import EXIT_INTERRUPTED, fail, out_path, seed_option, stopped_code
 from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
 from fixturegen.keys import KeyPair
@@ -43,7 +43,7 @@ app.add_typer(mutate_app, name="mutate")
 @app.command()
 def profile(
     name: Annotated[str, typer.Argument(help="A profile (see 'fixturegen profile list').")],
-    out: Annotated[Path | None, typer.Option(
+    out: Annotated[Path | None, typer.Option(parser=out_path,
         help="The repository's test-asset folder (only the profile's files are written).")
     ] = None,
     variant: Annotated[str, typer.Option(help="drop-in or valid (see the list).")
@@ -87,7 +87,8 @@ def export(
     only: Annotated[list[str] | None, typer.Option(
         help="Only the fixtures whose id matches this glob (repeatable: any of them).")
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="The file to write (default: stdout).")
+    out: Annotated[Path | None, typer.Option(
+        parser=out_path, help="The file to write (default: stdout).")
                    ] = None,
 ) -> None:
     """Render the corpus's fixtures as a test source file for an implementation."""
@@ -127,7 +128,8 @@ def parse_time(text: str | None) -> datetime | None:
 
 @app.command()
 def generate(
-    out: Annotated[Path, typer.Option(help="The corpus folder (replaced only on success).")] = Path(
+    out: Annotated[Path, typer.Option(
+        parser=out_path, help="The corpus folder (replaced only on success).")] = Path(
         "out"),
     seed: Annotated[str, typer.Option(help="Seed for throwaway keys and salts.",
                                       callback=seed_option)] = "libp2p-fixturegen",
@@ -327,24 +329,37 @@ def explain(path: str, verdict: object) -> str:
     return "\n".join(lines)
 
 
+KEYS_COMMAND = "keys generate"
+
+
 @keys_app.command("generate")
 def keys_generate(
-    directory: Annotated[Path, typer.Option("--dir")] = Path("keys"),
+    directory: Annotated[Path, typer.Option("--dir", parser=out_path)] = Path("keys"),
     only: Annotated[list[str] | None, typer.Option(help="Only this kind (repeatable).")] = None,
     force: Annotated[bool, typer.Option(help="Replace existing key files.")] = False,
 ) -> None:
     """Make fresh fixed keys (once: every fixed-key fixture changes with them)."""
     from fixturegen.keys import FIXED_KINDS
-    from fixturegen.keys.fixed import FixedKeyError, generate_fixed
+    from fixturegen.keys.fixed import FixedKeyError, fixed_files
+    from fixturegen.owned import NotOwned, check, publish
 
     kinds = only or list(FIXED_KINDS)
+    try:
+        check(directory, KEYS_COMMAND, shared=True)
+    except NotOwned as exc:
+        fail(str(exc))
     existing = [k for k in kinds if (directory / f"{k}.pem").exists()]
     if existing and not force:
         fail(f"{directory} already holds {', '.join(existing)}; pass --force to replace")
     try:
-        pairs = generate_fixed(directory, kinds)
-    except (FixedKeyError, OSError) as exc:
+        pairs, files = fixed_files(directory, kinds)
+        publish(directory, KEYS_COMMAND, [(name, data) for name, data, _ in files],
+                shared=True, keep=[f"{k}.pem" for k in FIXED_KINDS],
+                modes={name: mode for name, _, mode in files})
+    except (FixedKeyError, NotOwned) as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {directory}: {exc.strerror or exc}")
     typer.echo(f"wrote {len(kinds)} keys to {directory}/ ({len(pairs)} listed in README.md)")
 
 

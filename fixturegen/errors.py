@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
@@ -65,3 +66,13 @@ def seed_option(text: str) -> str:
     if len(text) > MAX_SEED:
         raise typer.BadParameter(f"longer than {MAX_SEED} characters")
     return text
+
+
+def out_path(value: str | Path) -> Path:
+    """An ``--out``/``--dir`` path as typed: an empty one (which ``Path`` would read as the
+    current folder) is a usage error, not the current folder."""
+    if isinstance(value, Path):
+        return value
+    if value.strip() == "":
+        raise typer.BadParameter("an empty path: name a folder (or '.' for this one)")
+    return Path(value)

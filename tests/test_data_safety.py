@@ -1,4 +1,5 @@
-"""`generate` replaces only a corpus it wrote, and keeps the reports a harness run left in it."""
+"""`generate` replaces only what it wrote (its marker says what), and keeps the reports a
+harness run left in the corpus."""
 
 from __future__ import annotations
 
@@ -25,17 +26,22 @@ def test_generate_into_the_current_folder_with_other_files_refuses(tmp_path: Pat
     before = _tree(tmp_path)
     run = _generate(".", tmp_path)
     assert run.returncode == 2
-    assert run.stderr.count("\n") == 1 and "not a corpus fixturegen wrote" in run.stderr
+    assert run.stderr.count("\n") == 1 and "generate did not write" in run.stderr
     assert _tree(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sub", "work.txt"]
 
 
-def test_a_corpus_with_a_foreign_file_beside_it_is_not_replaced(tmp_path: Path) -> None:
+def test_a_foreign_file_in_a_corpus_is_kept_and_a_foreign_same_name_is_refused(
+        tmp_path: Path) -> None:
     assert _generate("out", tmp_path).returncode == 0
     (tmp_path / "out" / "mine.txt").write_text("mine")
+    assert _generate("out", tmp_path).returncode == 0  # its own files replaced, mine.txt kept
+    assert (tmp_path / "out" / "mine.txt").read_text() == "mine"
+    # A corpus copied without its marker (or someone's folder of the same layout) is not ours.
+    (tmp_path / "out" / ".fixturegen-owner.json").unlink()
     before = _tree(tmp_path / "out")
     run = _generate("out", tmp_path)
-    assert run.returncode == 2 and "(mine.txt)" in run.stderr
+    assert run.returncode == 2 and "did not write" in run.stderr
     assert _tree(tmp_path / "out") == before
 
 
@@ -44,7 +50,7 @@ def test_a_folder_with_a_manifest_of_another_tool_is_not_replaced(tmp_path: Path
     out.mkdir()
     (out / "manifest.json").write_text('{"generator": {"name": "other"}}')
     run = _generate("out", tmp_path)
-    assert run.returncode == 2 and "no manifest.json written by fixturegen" in run.stderr
+    assert run.returncode == 2 and "did not write (manifest.json)" in run.stderr
     assert (out / "manifest.json").read_text() == '{"generator": {"name": "other"}}'
 
 
@@ -196,47 +202,53 @@ def test_jobs_are_capped_by_the_work(tmp_path: Path) -> None:
     assert all(n <= len(cases) // 4 + 1 for n in calls)
 
 
-@pytest.mark.parametrize("failing", [1, 2], ids=["first-rename", "second-rename"])
-def test_a_failed_replace_keeps_the_corpus_and_its_reports(tmp_path: Path, failing: int,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_keeps_the_reports_and_the_next_run_recovers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that fills while the corpus is installed: an error, no temporary file left, the
+    harness reports untouched, and the next run installs the whole corpus (the marker listed
+    every file before the first was written)."""
+    from fixturegen import owned
     from fixturegen.output import writer
 
     out = tmp_path / "out"
     writer.generate(out, only="matrix.ed25519.ed25519.*", workers=1)
     (out / "conformance").mkdir()
     (out / "conformance" / "results.json").write_text("{}")
-    before = _tree(out)
-    real = os.replace
-    renames = []
+    real = owned.os.replace
+    calls: list[object] = []
 
     def replace(src: object, dst: object) -> None:
-        if Path(str(src)).name.startswith(".out.tmp-") or Path(str(dst)).name.startswith(
-                ".out.old-"):
-            renames.append(src)
-            if len(renames) == failing:
-                raise OSError(28, "No space left on device")
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
         real(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(writer.os, "replace", replace)
-    with pytest.raises(writer.OutputError):
+    monkeypatch.setattr(owned.os, "replace", replace)
+    with pytest.raises(writer.OutputError, match="No space left"):
         writer.generate(out, only="matrix.ed25519.*", workers=1)
     monkeypatch.undo()
-    assert _tree(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert len(calls) == 3
+    assert (out / "conformance" / "results.json").read_text() == "{}"
+    assert not [p for p in out.rglob("*") if ".tmp-" in p.name]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["out"]
+    again = writer.generate(out, only="matrix.ed25519.*", workers=1)
+    listed = json.loads((out / ".fixturegen-owner.json").read_text())["files"]
+    assert {f.path for f in again.fixtures} <= set(listed)
+    assert all((out / f).is_file() for f in listed)
 
 
 # -- file modes, odd --out values ----------------------------------------------------------------
 
 
 def test_fresh_fixed_keys_are_0600_and_the_corpus_is_shareable(tmp_path: Path) -> None:
-    from fixturegen.keys.fixed import generate_fixed
+    from fixturegen.cli import main
     from fixturegen.output import writer
 
     keys = tmp_path / "keys"
-    keys.mkdir()
-    (keys / "ed25519.pem").write_text("an old key, replaced\n")
+    assert main(["keys", "generate", "--dir", str(keys), "--only", "ed25519"]) == 0
     (keys / "ed25519.pem").chmod(0o644)
-    generate_fixed(keys, ["ed25519", "p256"])
+    assert main(["keys", "generate", "--dir", str(keys), "--only", "ed25519", "--only",
+                 "p256", "--force"]) == 0
     assert {p.name: p.stat().st_mode & 0o777 for p in keys.glob("*.pem")} == {
         "ed25519.pem": 0o600, "p256.pem": 0o600}
     # The corpus, written under the usual umask (022), is readable by others, keys included.
@@ -258,7 +270,7 @@ def test_harness_reports_go_only_to_a_reports_folder(corpus: Path, tmp_path: Pat
     p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--corpus",
                         str(corpus), "--out", str(home), "--", "/bin/false"],
                        capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and "holds other files and no results.json" in p.stderr
+    assert p.returncode == 2 and "did not write (notes.txt)" in p.stderr
     assert sorted(x.name for x in home.iterdir()) == ["notes.txt"]
     reports = tmp_path / "reports"
     p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--corpus",
@@ -266,7 +278,7 @@ def test_harness_reports_go_only_to_a_reports_folder(corpus: Path, tmp_path: Pat
                         "/bin/false"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 3  # the adapter answered nothing: broken, but the reports exist
     assert {x.stat().st_mode & 0o777 for x in reports.iterdir() if x.suffix != ".log"} == {0o644}
-    # A folder that holds an earlier results.json is a reports folder: re-rendered in place.
+    # A folder an earlier run wrote (its marker) is a reports folder: re-rendered in place.
     p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "report",
                         str(reports / "results.json")], capture_output=True, text=True,
                        timeout=120)
@@ -276,7 +288,7 @@ def test_harness_reports_go_only_to_a_reports_folder(corpus: Path, tmp_path: Pat
     p = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "report",
                         str(tmp_path / "elsewhere.json")], capture_output=True, text=True,
                        timeout=120)
-    assert p.returncode == 2 and "holds other files" in p.stderr
+    assert p.returncode == 2 and "did not write" in p.stderr
 
 
 @pytest.mark.parametrize("command", ["generate", "harness"])

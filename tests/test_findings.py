@@ -106,10 +106,16 @@ def test_findings_replace_earlier_findings_whole(lenient_run: Path, tmp_path: Pa
     assert fixturegen("harness", "findings", str(lenient_run / "results.json"), "--impl",
                       "lenient", "--out", str(out)).returncode == 0
     first = sorted(p.name for p in out.iterdir())
+    # A report an earlier run wrote (its marker lists it) goes; a file of the user's stays.
     (out / "99-stale.md").write_text("from an older run")
+    marker = json.loads((out / ".fixturegen-owner.json").read_text())
+    marker["files"].append("99-stale.md")
+    (out / ".fixturegen-owner.json").write_text(json.dumps(marker))
+    (out / "findings.md.orig").write_text("the user's")
     assert fixturegen("harness", "findings", str(lenient_run), "--impl", "lenient",
                       "--out", str(out)).returncode == 0
-    assert sorted(p.name for p in out.iterdir()) == first
+    assert sorted(p.name for p in out.iterdir()) == sorted([*first, "findings.md.orig"])
+    assert (out / "findings.md.orig").read_text() == "the user's"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left
 
 

@@ -237,6 +237,13 @@ def _marked(tag: str) -> list[int]:
     return found
 
 
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
 @pytest.mark.parametrize(("name", "code", "word"), [("SIGINT", 130, "interrupted"),
                                                     ("SIGTERM", 143, "terminated")])
 def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
@@ -261,8 +268,15 @@ def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
         time.sleep(0.05)  # the run, its adapter and its fixture peer
     running = _marked(tag)
     assert len(running) >= 3, "the adapter and the fixture peer never started"
-    time.sleep(0.5)  # well inside the first direction's handshakes (hundreds)
+    # Stop the run (SIGSTOP) while its adapter and fixture peer are up: they live only while
+    # an entry's handshakes run, so the signal lands mid-handshakes on any machine; it is
+    # pending until SIGCONT, and Python runs its handler at once then.
+    os.kill(proc.pid, signal.SIGSTOP)
+    while _state(proc.pid) not in ("T", "t", "Z", "gone"):
+        os.sched_yield()
+    assert proc.poll() is None and len(_marked(tag)) >= 3, "the handshakes were over"
     proc.send_signal(getattr(signal, name))
+    os.kill(proc.pid, signal.SIGCONT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == code, stderr
     assert stderr.splitlines()[-1] == f"fixturegen: {word}" and "Traceback" not in stderr

@@ -359,13 +359,48 @@ def _wait_for_workers(proc: subprocess.Popen[str]) -> list[int]:
     return []
 
 
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def freeze_mid_build(proc: subprocess.Popen[str], workers: list[int]) -> None:
+    """Stop the run and its workers (SIGSTOP) and make sure it is still building: a stopped
+    parent whose pool's workers still exist is inside ``render_all`` (the pool is made there and
+    joined before it returns), so nothing was installed yet, whatever the machine's load. A
+    signal sent now is pending until :func:`thaw`; Python runs its handler at once then."""
+    import signal
+
+    os.kill(proc.pid, signal.SIGSTOP)
+    for w in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(w, signal.SIGSTOP)
+    while _state(proc.pid) not in ("T", "t", "gone", "Z"):
+        os.sched_yield()  # the stop is delivered asynchronously: wait for the state, not a time
+    assert proc.poll() is None, "the run ended before it was stopped"
+    assert [w for w in workers if _state(w) in ("T", "t", "R", "S", "D")], \
+        "the pool was gone: the run was past its build"
+
+
+def thaw(proc: subprocess.Popen[str], workers: list[int]) -> None:
+    import signal
+
+    for pid in (*workers, proc.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_a_killed_generate(tmp_path: Path) -> None:
     import signal
     proc = _start_generate(tmp_path / "out")
     workers = _wait_for_workers(proc)
     assert len(workers) >= 2, "the pool never started"
+    freeze_mid_build(proc, workers)
     proc.send_signal(signal.SIGKILL)
+    thaw(proc, workers)
     proc.communicate(timeout=60)
     for _ in range(300):
         if not any(_running(w) for w in workers):
@@ -397,10 +432,12 @@ def test_a_stopping_signal_exits_with_one_line_and_keeps_the_corpus(
     proc = _start_generate(out, session=group)
     workers = _wait_for_workers(proc)
     assert len(workers) >= 2
+    freeze_mid_build(proc, workers)  # the signal lands mid-build on any machine
     if group:
         os.killpg(proc.pid, signum)
     else:
         proc.send_signal(signum)
+    thaw(proc, workers)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == code
     assert stderr == f"fixturegen: {word}\n"

@@ -27,7 +27,7 @@ from fixturegen.mutation.campaign import Campaign, CampaignError, Settings, shar
 from fixturegen.mutation.model import MutationFile
 from fixturegen.mutation.report import load, merge
 from fixturegen.mutation.setup import load_setup
-from fixturegen.output.owned import NotOwned
+from fixturegen.owned import NotOwned
 
 TESTS = Path(__file__).resolve().parent
 ADAPTER = Adapter("test-mutable", "a stand-in verifier", "1.0.0", "mutable", ("./artefact",),
@@ -127,6 +127,18 @@ def test_shards_split_the_mutants_and_merge_into_the_whole(corpus: Path, adapter
     assert joined.counts == whole.counts and joined.shard is None
     assert [r.category for r in joined.mutants] == [r.category for r in whole.mutants]
     assert shard_of(list(range(0)), (0, 2)) == []  # type: ignore[arg-type]
+    # mutate merge --out: a folder holding a foreign mutation.json is refused, untouched.
+    from fixturegen.cli import main
+
+    shards = [str(tmp_path / f"s{k}") for k in range(3)]
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "mutation.json").write_text("theirs")
+    assert main(["mutate", "merge", *shards, "--out", str(theirs)]) == 2
+    assert [p.name for p in theirs.iterdir()] == ["mutation.json"]
+    assert (theirs / "mutation.json").read_text() == "theirs"
+    assert main(["mutate", "merge", *shards, "--out", str(tmp_path / "joined")]) == 0
+    assert main(["mutate", "merge", *shards, "--out", str(tmp_path / "joined")]) == 0
 
 
 def test_named_mutants_run_alone(corpus: Path, adapters: Path, tmp_path: Path) -> None:
@@ -166,10 +178,11 @@ def test_a_campaign_writes_only_into_its_own_folder(corpus: Path, adapters: Path
                                                    tmp_path: Path) -> None:
     mine = tmp_path / "project"
     mine.mkdir()
-    (mine / "README").write_text("keep")
+    (mine / "mutation.json").write_text("keep")  # a foreign file of the name it writes
     with pytest.raises(NotOwned):
         campaign(adapters, corpus, mine, cache_root(tmp_path / "cache"))
-    assert [p.name for p in mine.iterdir()] == ["README"]
+    assert [p.name for p in mine.iterdir()] == ["mutation.json"]
+    assert (mine / "mutation.json").read_text() == "keep"
 
 
 INTERRUPTED = """

@@ -19,7 +19,7 @@ from fixturegen.builds.versions import Version, parse_spec
 from fixturegen.harness.adapters import Adapter
 from fixturegen.harness.matrix import affected_text, load_matrix
 from fixturegen.harness.session import Target, read_corpus
-from fixturegen.output.owned import NotOwned
+from fixturegen.owned import NotOwned
 from fixturegen.versions.check import EXIT_CANNOT_TELL, EXIT_DIVERGES, EXIT_EXPECTED, check
 from fixturegen.versions.matrix import Settings, run_matrix
 from fixturegen.versions.profile import ratio_interval, verdict
@@ -108,13 +108,14 @@ def test_the_matrix_writes_only_into_its_own_folder(corpus: Path, adapters: Path
                                                     tmp_path: Path) -> None:
     mine = tmp_path / "project"
     mine.mkdir()
-    (mine / "notes.txt").write_text("keep me")
+    (mine / "matrix.json").write_text("keep me")  # a foreign file of the name it writes
     loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
     with pytest.raises(NotOwned, match="files fixturegen harness matrix did not write"):
         run_matrix(TEST_ADAPTER, parse_spec("all"), released("1.2.0"), loaded, mine,
                    base=adapters, cache=cache_root(tmp_path / "c"), peer_argv=[],
                    settings=Settings("api", 10.0, 30.0, 60.0), say=lambda _: None)
-    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+    assert [p.name for p in mine.iterdir()] == ["matrix.json"]
+    assert (mine / "matrix.json").read_text() == "keep me"
 
 
 def _target(adapters: Path, cache: Path, version: str) -> Target:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from fixturegen.errors import fail, seed_option
+from fixturegen.errors import fail, out_path, seed_option
 from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
 from fixturegen.harness.session import Target
@@ -36,7 +36,8 @@ def fuzz(
         "--time", min=1.0, max=86_400.0, help="Or: run for this many seconds.")] = None,
     seed: Annotated[str, typer.Option(help="Seed of the parents and the mutations.",
                                       callback=seed_option)] = DEFAULT_SEED,
-    out: Annotated[Path, typer.Option(help="The report folder (replaced only on success).")
+    out: Annotated[Path, typer.Option(
+        parser=out_path, help="The report folder (replaced only on success).")
                    ] = Path("fuzz-report"),
     adapters: Annotated[Path | None, typer.Option(
         help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")

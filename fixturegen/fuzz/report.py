@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import resource
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -16,6 +15,7 @@ from pydantic import Field
 
 from fixturegen import __version__
 from fixturegen.fuzz.campaign import Campaign, Cluster, Mutant
+from fixturegen.markdown import code, md
 from fixturegen.model.manifest import (
     SCHEMA_VERSION,
     CertificateInfo,
@@ -28,6 +28,7 @@ from fixturegen.model.manifest import (
     json_schema,
     manifest_schema,
 )
+from fixturegen.owned import NotOwned, check, publish
 from fixturegen.verify.codes import ERROR_CODES, NOTES, ErrorCode, Flag
 
 FUZZ_SCHEMA_VERSION = 1
@@ -142,9 +143,9 @@ def report(c: Campaign, clusters: list[Cluster], findings: list[Cluster], seed: 
 
 
 def summary(r: FuzzReport) -> str:
-    lines = [f"# fixturegen fuzz: {r.mutants} mutants in {r.seconds:.0f} s (seed `{r.seed}`)",
-             "", "| who | mutants/s |", "|---|---|"]
-    lines += [f"| {k} | {v:.0f} |" for k, v in r.throughput.items()]
+    lines = [f"# fixturegen fuzz: {r.mutants} mutants in {r.seconds:.0f} s (seed "
+             f"{code(r.seed)})", "", "| who | mutants/s |", "|---|---|"]
+    lines += [f"| {md(k)} | {v:.0f} |" for k, v in r.throughput.items()]
     lines += ["", f"Reference verifier: {r.reference_crashes} tracebacks, "
               f"{r.reference_hangs} over its time limit, slowest mutant "
               f"{r.reference_slowest_seconds * 1000:.1f} ms; peak memory of the run "
@@ -154,15 +155,16 @@ def summary(r: FuzzReport) -> str:
               "representative |", "|---|---|---|---|---|---|---|"]
     for x in r.clusters:
         ref = x.reference.error or x.reference.verdict
-        lines.append(f"| {x.status} | {x.implementation} | {ref} | "
-                     f"{x.verdicts[x.implementation]} | {x.operator} | {x.count} | `{x.id}` |")
+        lines.append(f"| {x.status} | {md(x.implementation)} | {md(ref)} | "
+                     f"{md(x.verdicts[x.implementation])} | {md(x.operator)} | {x.count} | "
+                     f"{code(x.id)} |")
     lines += ["", "## The reference against the independent check", "",
               "| status | reference | independent | operator | mutants | representative | "
               "why |", "|---|---|---|---|---|---|---|"]
     for x in r.reference_findings:
         ref = x.reference.error or x.reference.verdict
-        lines.append(f"| {x.status} | {ref} | {x.verdicts['independent']} | {x.operator} | "
-                     f"{x.count} | `{x.id}` | {x.reason} |")
+        lines.append(f"| {x.status} | {md(ref)} | {md(x.verdicts['independent'])} | "
+                     f"{md(x.operator)} | {x.count} | {code(x.id)} | {md(x.reason)} |")
     lines += ["", "Replay: `fixturegen harness run --corpus THIS_FOLDER --impl NAME`; each "
               "representative is in manifest.json with the reference's verdict as expected."]
     return "\n".join(lines) + "\n"
@@ -172,70 +174,58 @@ class FuzzOutputError(Exception):
     """The output folder cannot be used (exit code 2)."""
 
 
+COMMAND = "fuzz"
+
+
 def check_out(out: Path) -> None:
-    """A new or empty folder, or one an earlier ``fuzz`` wrote (it has fuzz.json)."""
-    if out.is_symlink():
-        raise FuzzOutputError(f"{out} is a symbolic link: give the folder itself")
-    if out.exists() and not out.is_dir():
-        raise FuzzOutputError(f"{out} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / "fuzz.json").is_file():
-        raise FuzzOutputError(f"{out} is not empty and holds no fuzz.json: nothing was changed; "
-                              "give an empty or new folder")
+    """A new or empty folder, or one an earlier ``fuzz`` wrote (its marker says so)."""
+    try:
+        check(out, COMMAND)
+    except NotOwned as exc:
+        raise FuzzOutputError(str(exc)) from None
 
 
 def check_writable(out: Path) -> None:
-    """Before a campaign: the report can be staged beside ``out`` (a folder is made and removed
-    in its nearest existing parent), so that a long run does not end unable to write."""
-    base = out.parent
+    """Before a campaign: a file can be made where the report goes (in ``out`` when it exists,
+    a mount point included, else in its nearest existing parent), so that a long run does not
+    end unable to write."""
+    base = out
     while not base.exists() and base != base.parent:
         base = base.parent
     try:
         os.rmdir(tempfile.mkdtemp(prefix=f".{out.name}.probe-", dir=base))
     except OSError as exc:
-        raise FuzzOutputError(f"cannot write beside {out} (in {base}): "
-                              f"{exc.strerror or exc}") from None
+        raise FuzzOutputError(f"cannot write in {base}: {exc.strerror or exc}") from None
 
 
 def write(c: Campaign, clusters: list[Cluster], findings: list[Cluster], r: FuzzReport,
           out: Path) -> None:
-    """Stage the whole output beside ``out`` and swap it in: a failed run leaves ``out``."""
-    out = out.absolute()
-    check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    """Write the report into ``out`` (inside it: a mount point is never renamed), replacing
+    only what an earlier ``fuzz`` wrote there."""
+    files: dict[str, bytes] = {}
+    fixtures: dict[str, Fixture] = {}
+    for cluster in [*clusters, *findings]:
+        m = cluster.representative
+        assert m is not None
+        if m.id in fixtures:
+            continue
+        path, key_path = f"certs/{m.id}.der", f"keys/{m.parent}.pem"
+        files[path] = m.der
+        parent = c.by_id[m.parent].rendered
+        files[key_path] = dict(parent.files)[parent.fixture.certificate_key_path]
+        fixtures[m.id] = _fixture(c, m, cluster, path, key_path)
+    used = sorted({f for fx in fixtures.values() for f in fx.flags})
+    manifest = Manifest(
+        schema_version=SCHEMA_VERSION,
+        generator=Generator(name="fixturegen", version=__version__), seed=r.seed,
+        reproducible=True, notes={f: NOTES[f] for f in used},
+        error_codes=dict(ERROR_CODES), fixtures=list(fixtures.values()))
+    files["manifest.json"] = dumps(manifest.model_dump(mode="json")).encode()
+    files["manifest.schema.json"] = dumps(manifest_schema()).encode()
+    files["fuzz.json"] = dumps(r.model_dump(mode="json")).encode()
+    files["fuzz.schema.json"] = dumps(fuzz_schema()).encode()
+    files["summary.md"] = summary(r).encode()
     try:
-        os.chmod(staged, 0o755)
-        (staged / "certs").mkdir()
-        (staged / "keys").mkdir()
-        fixtures: dict[str, Fixture] = {}
-        for cluster in [*clusters, *findings]:
-            m = cluster.representative
-            assert m is not None
-            if m.id in fixtures:
-                continue
-            path, key_path = f"certs/{m.id}.der", f"keys/{m.parent}.pem"
-            (staged / path).write_bytes(m.der)
-            parent = c.by_id[m.parent].rendered
-            (staged / key_path).write_bytes(dict(parent.files)[parent.fixture.certificate_key_path])
-            fixtures[m.id] = _fixture(c, m, cluster, path, key_path)
-        used = sorted({f for fx in fixtures.values() for f in fx.flags})
-        manifest = Manifest(
-            schema_version=SCHEMA_VERSION,
-            generator=Generator(name="fixturegen", version=__version__), seed=r.seed,
-            reproducible=True, notes={f: NOTES[f] for f in used},
-            error_codes=dict(ERROR_CODES), fixtures=list(fixtures.values()))
-        (staged / "manifest.json").write_text(dumps(manifest.model_dump(mode="json")))
-        (staged / "manifest.schema.json").write_text(dumps(manifest_schema()))
-        (staged / "fuzz.json").write_text(dumps(r.model_dump(mode="json")))
-        (staged / "fuzz.schema.json").write_text(dumps(fuzz_schema()))
-        (staged / "summary.md").write_text(summary(r))
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.replace(out, old)
-            os.replace(staged, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staged, out)
-    finally:
-        if staged.exists():
-            shutil.rmtree(staged, ignore_errors=True)
+        publish(out, COMMAND, files.items())
+    except NotOwned as exc:
+        raise FuzzOutputError(str(exc)) from None

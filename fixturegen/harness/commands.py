@@ -28,7 +28,7 @@ from fixturegen.builds.build import (
 )
 from fixturegen.builds.cache import CacheError, cache_root
 from fixturegen.builds.versions import VersionError
-from fixturegen.errors import EXIT_USAGE, fail
+from fixturegen.errors import EXIT_USAGE, fail, out_path
 from fixturegen.harness.adapters import (
     BY_NAME,
     PEER,
@@ -170,7 +170,7 @@ def run(
     build_timeout: Annotated[float, typer.Option(
         min=1.0, help="Seconds a build may take.")] = DEFAULT_BUILD_TIMEOUT,
     corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")] = Path("out"),
-    out: Annotated[Path | None, typer.Option(
+    out: Annotated[Path | None, typer.Option(parser=out_path,
         help="Where the reports go (default: CORPUS/conformance).")] = None,
     timeout: Annotated[float, typer.Option(min=0.01, help="Seconds per case before 'hang'.")
                        ] = DEFAULT_TIMEOUT,
@@ -301,7 +301,8 @@ def _finish(results: ResultsFile, folder: Path, known: Path | None, broken: str 
 @harness_app.command("report")
 def report(
     results: Annotated[Path, typer.Argument(help="A results.json.")],
-    out: Annotated[Path | None, typer.Option(help="Where the reports go (default: beside it).")
+    out: Annotated[Path | None, typer.Option(
+        parser=out_path, help="Where the reports go (default: beside it).")
                    ] = None,
     known: Annotated[Path | None, typer.Option(
         help="Accepted divergences; exit 1 on divergences it does not name.")] = None,
@@ -327,8 +328,9 @@ def findings_reports(
     results: Annotated[Path, typer.Argument(help="A results.json (or its folder).")],
     impl: Annotated[str, typer.Option(help="The implementation: its name, or one entry's "
                                       "label (NAME@TRANSPORT-DIRECTION).")],
-    out: Annotated[Path, typer.Option(help="The folder for the reports (new, empty, or "
-                                      "earlier findings, replaced whole).")],
+    out: Annotated[Path, typer.Option(
+        parser=out_path, help="The folder for the reports (new, empty, or one an earlier "
+        "'harness findings' wrote: only its files are replaced).")],
     corpus: Annotated[Path | None, typer.Option(
         help="The corpus the run read (default: the one results.json names).")] = None,
     matrix: Annotated[Path | None, typer.Option(

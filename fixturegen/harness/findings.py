@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +21,13 @@ from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
 from fixturegen.harness.matrix import MatrixFile, affected_text
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
+from fixturegen.markdown import code, md
 from fixturegen.output.export import LANGUAGES, ExportError, render
+from fixturegen.owned import NotOwned, check, publish
 from fixturegen.verify.inputs import InputError, printable, read_confined
 from fixturegen.verify.jsonfile import load_json
 
-INDEX = "findings.md"  # marks a folder this command wrote (it may be replaced)
+INDEX = "findings.md"  # the index of the reports
 HEX_SHOWN = 4  # fixtures shown as hex in a report; the export holds them all
 EMBED_LIMIT = 60_000  # an export longer than this is attached, not pasted inline
 EXTENSIONS = {"go": "_test.go", "rust": ".rs", "ts": ".spec.ts"}  # python: test_*.py
@@ -62,7 +62,7 @@ def _said(result: CaseResult) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'")
+    return md(text)
 
 
 @dataclass(frozen=True)
@@ -117,35 +117,35 @@ def _export(cls: DivergenceClass, corpus: Corpus) -> tuple[str, str, list[str]] 
 def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
              export: tuple[str, str, list[str]] | None, generator: str,
              affected: str | None = None) -> str:
-    lines = [f"# {cls.title()}", ""]
+    lines = [f"# {md(cls.title())}", ""]
     links = where_written(cls.rule)
     importance = cls.importance or (
         "not rated: a valid peer refused (an interoperability bug)"
         if cls.outcome == "false_reject" else "not rated")
-    lines += [f"- **Rule**: {cls.rule}" + (f" ({', '.join(links)})" if links else ""),
+    lines += [f"- **Rule**: {md(cls.rule)}" + (f" ({', '.join(links)})" if links else ""),
               f"- **Importance**: {importance}",
               f"- **Outcome**: `{cls.outcome}` in {len(cls.entries)} case(s), seen in "
-              + ", ".join(f"`{label}`" for label in dict.fromkeys(
+              + ", ".join(code(label) for label in dict.fromkeys(
                   o.label for obs in cls.seen.values() for o in obs)),
-              f"- **Found by**: {generator}; the corpus and its manifest say what a "
+              f"- **Found by**: {md(generator)}; the corpus and its manifest say what a "
               "verifier must conclude for each case"]
     if affected is not None:
-        lines.append(f"- **Affected versions** (from the version matrix): {affected}")
+        lines.append(f"- **Affected versions** (from the version matrix): {md(affected)}")
     lines.append("")
     lines += ["## What each case is, and what the implementation said", "",
               "| case | expected | entry | what it said |", "|---|---|---|---|"]
     for e in cls.entries:
-        expected = e.expected + (f" ({e.expected_error})" if e.expected_error else "")
+        expected = md(e.expected + (f" ({e.expected_error})" if e.expected_error else ""))
         said: dict[str, list[str]] = {}
         for o in cls.seen[e.id]:
-            said.setdefault(_said(o.result), []).append(f"`{o.label}`")
+            said.setdefault(_said(o.result), []).append(code(o.label))
         for text, labels in said.items():  # the entries that said the same, on one row
-            lines.append(f"| `{e.id}` | {expected} | {', '.join(labels)} | {_cell(text)} |")
+            lines.append(f"| {code(e.id)} | {expected} | {', '.join(labels)} | {_cell(text)} |")
     lines += ["", "Descriptions:", ""]
-    lines += [f"- `{e.id}`: {e.description}" for e in cls.entries]
+    lines += [f"- {code(e.id)}: {md(e.description)}" for e in cls.entries]
     lines += ["", "## Fixtures", ""]
     for e in cls.entries[:HEX_SHOWN]:
-        lines += [f"`{e.id}` ({e.path}), DER as hex"
+        lines += [f"{code(e.id)} ({code(e.path)}), DER as hex"
                   + (" (the chain, leaf first)" if len(corpus.chains.get(e.id, [])) > 1 else "")
                   + ":", "", "```", *corpus.hexes(e), "```", ""]
         if e.kind != "certificate" and e.id in corpus.vectors:
@@ -160,11 +160,11 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
         lang, text, ids = export
         lines += [f"`fixturegen export --lang {lang}` of the {len(ids)} certificate(s) whose "
                   f"API check gives this outcome ({LANGUAGES[lang][1]}); it fails on the "
-                  f"pinned version, as this report says. Attached: `{export_name}`.", ""]
+                  f"pinned version, as this report says. Attached: {code(export_name)}.", ""]
         if len(text) <= EMBED_LIMIT:
-            fence = {"python": "python", "ts": "ts"}.get(lang, lang)
-            lines += ["<details><summary>the test</summary>", "", f"```{fence}",
-                      text.rstrip("\n"), "```", "", "</details>", ""]
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", text)), default=0))
+            lines += ["<details><summary>the test</summary>", "", f"{fence}{lang}",
+                      text.rstrip("\n"), fence, "", "</details>", ""]
     modes = sorted({o.mode for obs in cls.seen.values() for o in obs})
     lines += [f"With fixturegen: `fixturegen harness run --impl {cls.implementation} "
               f"--mode {modes[0] if len(modes) == 1 else 'all'} --corpus CORPUS` "
@@ -193,10 +193,10 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
     corpus = Corpus.load(corpus_dir if corpus_dir is not None else Path(results.corpus))
     _check_out(out)
     files: list[tuple[str, str]] = []
-    index = [f"# Findings: {name}", "",
-             f"{len(found)} divergence class(es) in the run of {results.generator} over "
-             f"`{results.corpus}` (seed {results.seed!r}). One report per class: the cases of "
-             "this implementation that share a rule and an outcome.", ""]
+    index = [f"# Findings: {md(name)}", "",
+             f"{len(found)} divergence class(es) in the run of {md(results.generator)} over "
+             f"{code(results.corpus)} (seed {code(results.seed)}). One report per class: the "
+             "cases of this implementation that share a rule and an outcome.", ""]
     if found:
         index += ["| # | report | outcome | importance | cases |"
                   + (" affected versions |" if matrix else ""),
@@ -210,7 +210,7 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
                                              results.generator, affected)))
         if export is not None and export_name is not None:
             files.append((export_name, export[1]))
-        index.append(f"| {n} | [{_cell(cls.title())}]({stem}.md) | {cls.outcome} | "
+        index.append(f"| {n} | [{_cell(cls.title())}]({stem}.md) | {md(cls.outcome)} | "
                      f"{cls.importance or '-'} | {len(cls.entries)} |"
                      + (f" {_cell(affected or '-')} |" if matrix else ""))
     files.append((INDEX, "\n".join(index) + "\n"))
@@ -218,46 +218,23 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
     return len(found)
 
 
+COMMAND = "harness findings"
+
+
 def _check_out(out: Path) -> None:
-    shown = printable(str(out))
-    if out.is_symlink():
-        raise FindingsError(f"--out {shown} is a symbolic link: reports are never written "
-                            "through one")
-    if out.exists() and not out.is_dir():
-        raise FindingsError(f"--out {shown} is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / INDEX).is_file():
-        raise FindingsError(f"--out {shown} holds other files and no {INDEX}: findings go "
-                            "to a new or empty folder, or replace earlier findings")
+    """The folder is new, empty, or one an earlier ``harness findings`` wrote (its marker)."""
+    try:
+        check(out, COMMAND)
+    except NotOwned as exc:
+        raise FindingsError(f"--out {exc}") from None
 
 
 def _replace(out: Path, files: Iterable[tuple[str, str]]) -> None:
-    """Stage every file in a sibling folder, then swap it in: never half a set of reports."""
-    out = out.absolute()
+    """Write the reports into ``out`` and drop the earlier run's that this one did not write."""
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        publish(out, COMMAND, [(name, text.encode("utf-8")) for name, text in files])
+    except NotOwned as exc:
+        raise FindingsError(f"--out {exc}") from None
     except OSError as exc:
         raise FindingsError(f"cannot write {printable(str(out))}: {exc.strerror or exc}"
                             ) from None
-    old: Path | None = None
-    try:
-        staging.chmod(0o755)
-        for name, text in files:
-            target = staging / name
-            target.write_text(text, encoding="utf-8")
-            target.chmod(0o644)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{staging.name[-8:]}")
-            out.rename(old)
-        staging.rename(out)
-    except OSError as exc:
-        if old is not None and not out.exists():
-            old.rename(out)
-        raise FindingsError(f"cannot write {printable(str(out))}: {exc.strerror or exc}"
-                            ) from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-        if old is not None and old.exists():
-            shutil.rmtree(old, ignore_errors=True)
-

@@ -4,8 +4,6 @@ which also writes the set (:func:`fixturegen.harness.pagedata.write_reports`).""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,8 @@ from fixturegen.harness.results import (
     ResultsFile,
     dump_results,
 )
+from fixturegen.markdown import code, md
+from fixturegen.owned import NotOwned, claim, mark, owned_files, write_file
 from fixturegen.verify.inputs import printable
 
 IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
@@ -108,16 +108,17 @@ def _interop_markdown(results: ResultsFile) -> list[str]:
              "|" + "---|" * (len(columns) + 2)]
     for row in rows:
         cells = " | ".join(f"{good}/{total}" for good, total in row.cells)
-        lines.append(f"| {row.maker} | {', '.join(row.types) or '-'} | {cells} |")
+        lines.append(f"| {md(row.maker)} | {md(', '.join(row.types) or '-')} | {cells} |")
     missing = list(dict.fromkeys((a.maker, a.host_key_type, a.outcome, a.error or "")
                                  for a in made.attempts if a.outcome != "made"))
     if missing:
         lines += ["", "Not made:", ""]
-        lines += [f"- {m} {t}: **{o}**: {e!r}" for m, t, o, e in missing]
+        lines += [f"- {md(m)} {md(t)}: **{md(o)}**: {code(e)}" for m, t, o, e in missing]
     found = interop_findings(results)
     if found:
         lines += ["", "Rejected:", ""]
-        lines += [f"- {m} {t} by **{v}**: {o}: {e}" for m, t, v, o, e in found]
+        lines += [f"- {md(m)} {md(t)} by **{md(v)}**: {md(o)}: {md(e)}"
+                  for m, t, v, o, e in found]
     return lines
 
 
@@ -191,10 +192,11 @@ def _handshake_markdown(results: ResultsFile) -> list[str]:
              "CertificateVerify corrupted alone (`valid`: none) ended as the spec requires "
              "(`ok`), or the outcome it got instead.", "",
              "| entry | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
-    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    lines += [f"| {md(label)} | " + " | ".join(md(c) for c in cells) + " |"
+              for label, cells in rows]
     diffs = mode_differences(results)
     lines += ["", "## Handshake verdicts that differ from the same library's API verdict", ""]
-    lines += [f"- {label} `{case}`: API {a}, handshake **{h}**: {said!r}"
+    lines += [f"- {md(label)} {code(case)}: API {md(a)}, handshake **{md(h)}**: {code(said)}"
               for label, case, a, h, said in diffs] or ["None."]
     profile = handshake_profile(results)
     lines += ["", "## Handshake profile", "",
@@ -203,7 +205,7 @@ def _handshake_markdown(results: ResultsFile) -> list[str]:
               "CPU for its TLS handshake.", "",
               "| entry | scheme | handshakes | median wall ms | median peer CPU ms |",
               "|---|---|---|---|---|"]
-    lines += [f"| {label} | {scheme} | {n} | {wall:.2f} | {cpu:.3f} |"
+    lines += [f"| {md(label)} | {md(scheme)} | {n} | {wall:.2f} | {cpu:.3f} |"
               for label, scheme, n, wall, cpu in profile]
     return lines
 
@@ -212,24 +214,25 @@ def markdown(results: ResultsFile) -> str:
     head = ("| implementation | version | cases | agree | acceptable | false accept "
             "| false reject | skip | hang | crash | error | seconds |")
     lines = ["# libp2p TLS conformance", "",
-             f"Corpus `{results.corpus}` (seed {results.seed!r}), {results.generator}.", "",
+             f"Corpus {code(results.corpus)} (seed {code(results.seed)}), "
+             f"{md(results.generator)}.", "",
              head, "|" + "---|" * 12]
     for r in summary_rows(results):
         lines.append(
-            f"| {r['name']} | {r['version']} | {r['cases']} | {r['agree']} | {r['acceptable']} "
-            f"| {r['false_accept']} | {r['false_reject']} | {r['skip']} | {r['hang']} "
-            f"| {r['crash']} | {r['error']} | {float(str(r['seconds'])):.1f} |")
+            f"| {md(r['name'])} | {md(r['version'])} | {r['cases']} | {r['agree']} "
+            f"| {r['acceptable']} | {r['false_accept']} | {r['false_reject']} | {r['skip']} "
+            f"| {r['hang']} | {r['crash']} | {r['error']} | {float(str(r['seconds'])):.1f} |")
     catalogue = {c.id: c for c in results.catalogue}
     for impl in results.implementations:
         found = findings(impl, catalogue)
-        lines += ["", f"## {impl.label} {impl.version}: {len(found)} divergences", ""]
+        lines += ["", f"## {md(impl.label)} {md(impl.version)}: {len(found)} divergences", ""]
         for case in found:
             entry = catalogue[case.id]
             known = " (known)" if case.known else ""
-            said = case.error if case.error else "no error"
-            lines.append(f"- **{case.outcome}**{known} `{case.id}` "
-                         f"[{entry.importance or '-'}]: {entry.rule}. "
-                         f"Implementation said: {said!r}. File: `{entry.path}`")
+            said = code(case.error) if case.error else "no error"
+            lines.append(f"- **{md(case.outcome)}**{known} {code(case.id)} "
+                         f"\\[{md(entry.importance or '-')}\\]: {md(entry.rule)}. "
+                         f"Implementation said: {said}. File: {code(entry.path)}")
     lines += _handshake_markdown(results)
     lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"
@@ -273,45 +276,32 @@ class ReportFolderError(Exception):
     """The reports cannot go to that folder (exit 2)."""
 
 
+#: The reports folder's owner (its marker): ``harness run`` and ``harness report`` write it.
+COMMAND = "harness"
+
+
 def check_report_folder(folder: Path) -> None:
     """Refuse a reports folder that is a symbolic link, not a folder, or a folder of other
-    things: reports go to a new or empty folder, or to one holding an earlier ``results.json``
-    (whose five files, and ``NAME.stderr.log``, they replace). Creates it if it is new."""
-    shown = printable(str(folder))
+    things: reports go to a new or empty folder, or to one an earlier ``harness run`` or
+    ``harness report`` wrote (its marker says so; the files it lists, and the logs and
+    certificates of the run, are replaced). Creates it if it is new."""
     try:
-        if folder.is_symlink():
-            raise ReportFolderError(f"{shown} is a symbolic link: reports are never written "
-                                    "through one")
-        if folder.exists():
-            if not folder.is_dir():
-                raise ReportFolderError(f"{shown} is not a folder")
-            if any(folder.iterdir()) and not (folder / "results.json").is_file():
-                raise ReportFolderError(
-                    f"{shown} holds other files and no results.json: reports go to a new or "
-                    "empty folder, or to an earlier reports folder")
-        folder.mkdir(parents=True, exist_ok=True)
+        claim(folder, COMMAND)
+    except NotOwned as exc:
+        raise ReportFolderError(f"{exc} (reports)") from None
     except OSError as exc:
-        raise ReportFolderError(f"cannot use {shown} for reports: {exc.strerror or exc}"
-                                ) from None
+        raise ReportFolderError(f"cannot use {printable(str(folder))} for reports: "
+                                f"{exc.strerror or exc}") from None
 
 
 def write_all(folder: Path, files: Iterable[tuple[str, str]]) -> None:
-    """Write each file next to its target, then rename: a reader never sees half a report."""
-    folder.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for name, text in files:
-            fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
-            os.fchmod(fd, 0o644)  # reports are for sharing (mkstemp makes 0600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            staged.append((Path(tmp_name), folder / name))
-    except BaseException:
-        for staged_tmp, _ in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
+    """Write each file whole (a reader never sees half a report), into a folder
+    :func:`check_report_folder` accepted; the marker lists them."""
+    texts = list(files)
+    path = claim(folder, COMMAND)
+    mark(path, COMMAND, set(owned_files(path, COMMAND)) | {name for name, _ in texts})
+    for name, text in texts:
+        write_file(path, name, text.encode("utf-8"))
 
 
 def write_results_only(results: ResultsFile, folder: Path) -> None:

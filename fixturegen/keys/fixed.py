@@ -6,7 +6,6 @@ were made and the SHA-256 fingerprint of each SubjectPublicKeyInfo.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -75,26 +74,22 @@ purpose (it can't be: it is public) or a new kind is added (then generate only t
 """
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """A fresh private key is 0600 from its first byte (not chmod-ed after the write). Once
-    committed it is a public test key like the rest of ``keys/``; until then it is nobody's."""
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-
-
-def generate_fixed(keys_dir: Path, only: list[str] | None = None) -> list[KeyPair]:
-    """Write fresh fixed keys (all kinds, or ``only`` these) and rewrite keys/README.md."""
-    keys_dir.mkdir(parents=True, exist_ok=True)
+def fixed_files(keys_dir: Path, only: list[str] | None = None
+                ) -> tuple[list[KeyPair], list[tuple[str, bytes, int]]]:
+    """Fresh fixed keys (all kinds, or ``only`` these) and the files that hold them: each
+    ``KIND.pem`` (mode 0600: a fresh private key is nobody's until it is committed, when it
+    becomes a public test key like the rest of ``keys/``) and the ``README.md`` listing every
+    key of ``keys_dir`` afterwards. Writing them is the caller's (its ownership rule)."""
+    fresh: dict[str, KeyPair] = {}
     for name in only or list(FIXED_KINDS):
         if name not in FIXED_KINDS:
             raise FixedKeyError(f"unknown fixed key kind {name!r}")
         kind = KeyKind(name)
-        pair = KeyPair.of(kind, kind.generate(), "fixed", key_file(kind))
-        _write_private(keys_dir / f"{kind}.pem", pair.pkcs8_pem())
+        fresh[name] = KeyPair.of(kind, kind.generate(), "fixed", key_file(kind))
     load_fixed.cache_clear()
-    pairs = [load_fixed(k, keys_dir) for k in FIXED_KINDS if (keys_dir / f"{k}.pem").exists()]
+    pairs = [fresh[k] if k in fresh else load_fixed(k, keys_dir) for k in FIXED_KINDS
+             if k in fresh or (keys_dir / f"{k}.pem").exists()]
     made = datetime.now(UTC).strftime("%Y-%m-%d")
-    (keys_dir / "README.md").write_text(readme_text(pairs, made))
-    return pairs
+    files = [(f"{k}.pem", pair.pkcs8_pem(), 0o600) for k, pair in fresh.items()]
+    files.append(("README.md", readme_text(pairs, made).encode(), 0o644))
+    return pairs, files

@@ -51,7 +51,7 @@ from fixturegen.mutation.model import (
 )
 from fixturegen.mutation.setup import Setup, run_script
 from fixturegen.mutation.spans import SpanError, apply, original_text, restore
-from fixturegen.output.owned import claim, mark, write_file
+from fixturegen.owned import claim, mark, write_file
 
 COMMAND = "mutate"
 SOURCE_TIMEOUT = 900.0

@@ -17,7 +17,7 @@ import typer
 
 from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT, Wanted, parse_impl
 from fixturegen.builds.versions import VersionError
-from fixturegen.errors import fail
+from fixturegen.errors import fail, out_path
 from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.commands import (
     EXIT_ADAPTER,
@@ -32,7 +32,7 @@ from fixturegen.harness.reasons import ReasonTableError
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings
 from fixturegen.mutation.report import MergeError, dumps, html, load, markdown, merge
 from fixturegen.mutation.setup import SetupError, load_setup
-from fixturegen.output.owned import NotOwned, claim, mark, write_file
+from fixturegen.owned import NotOwned, claim, mark, write_file
 
 mutate_app = typer.Typer(help="Mutation adequacy: plant bugs in an implementation's verifier "
                          "and count the ones the corpus catches.")
@@ -53,7 +53,7 @@ def mutate(
     source: Annotated[Path | None, typer.Option(
         help="Mutate this source tree (a checkout) instead of a released version.")] = None,
     shard: Annotated[str, typer.Option(help="K/N: this shard of the mutants only.")] = "0/1",
-    out: Annotated[Path | None, typer.Option(
+    out: Annotated[Path | None, typer.Option(parser=out_path,
         help="The campaign folder (default: mutation-NAME); run again to resume.")] = None,
     mode: Annotated[str, typer.Option(
         help="api, or all (the mutants of handshake-side code also run in handshakes).")
@@ -131,7 +131,8 @@ def mutate(
 def merge_command(
     folders: Annotated[list[Path], typer.Argument(help="Campaign folders (or their "
                                                   "mutation.json), one per shard.")],
-    out: Annotated[Path, typer.Option(help="Where the joined report goes.")],
+    out: Annotated[Path, typer.Option(
+        parser=out_path, help="Where the joined report goes.")],
 ) -> None:
     """Join the reports of several shards of one campaign."""
     try:

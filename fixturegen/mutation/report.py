@@ -9,6 +9,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from pydantic import ValidationError
 
+from fixturegen.markdown import code, md
 from fixturegen.mutation.model import MutantResult, MutationFile, count
 from fixturegen.output.render import TEMPLATES
 from fixturegen.verify.inputs import InputError, printable
@@ -17,13 +18,6 @@ from fixturegen.verify.jsonfile import load_json
 
 class MergeError(Exception):
     """Shard outputs that cannot be joined (one line)."""
-
-
-def md(text: str) -> str:
-    out = " ".join(text.split())
-    for char in "\\`*_[]<>|":
-        out = out.replace(char, "\\" + char)
-    return out
 
 
 def change(r: MutantResult) -> str:
@@ -40,10 +34,10 @@ def percent(value: float | None) -> str:
 def markdown(f: MutationFile) -> str:
     c = f.counts
     live = c.generated - c.unviable - c.equivalent
-    lines = [f"# Mutation adequacy: {f.implementation} {f.version}", "",
-             f"{f.tool}; scope: {', '.join(f'`{s}`' for s in f.scope)}; corpus `{md(f.corpus)}` "
-             f"(seed {f.seed!r}); mode `{f.mode}`" + (f"; shard {f.shard}" if f.shard else "")
-             + f"; {f.generator}.", "",
+    lines = [f"# Mutation adequacy: {md(f.implementation)} {md(f.version)}", "",
+             f"{md(f.tool)}; scope: {', '.join(code(s) for s in f.scope)}; corpus "
+             f"{code(f.corpus)} (seed {code(f.seed)}); mode {code(f.mode)}"
+             + (f"; shard {md(f.shard)}" if f.shard else "") + f"; {md(f.generator)}.", "",
              f"Upstream tests: {md(f.upstream)}.", "",
              "| mutants | unviable | equivalent | scored | killed by the corpus | "
              "(verdict / reason only) | killed by upstream tests | both | corpus only | "
@@ -65,20 +59,20 @@ def markdown(f: MutationFile) -> str:
     if survivors:
         lines += ["| mutant | function | change | upstream | verdict | note |",
                   "|---|---|---|---|---|---|"]
-        lines += [f"| `{md(r.mutant.id)}` | {md(r.mutant.function or '-')} | {md(change(r))} | "
-                  f"{r.upstream} | {r.survivor or '-'} | {md(r.note)} |" for r in survivors]
+        lines += [f"| {code(r.mutant.id)} | {md(r.mutant.function or '-')} | {md(change(r))} | "
+                  f"{md(r.upstream)} | {md(r.survivor or '-')} | {md(r.note)} |" for r in survivors]
     else:
         lines.append("None.")
     equivalent = [r for r in f.mutants if r.status == "equivalent"]
     if equivalent:
         lines += ["", "## Equivalent (cannot change behaviour; reviewed)", "",
                   "| mutant | change | why |", "|---|---|---|"]
-        lines += [f"| `{md(r.mutant.id)}` | {md(change(r))} | {md(r.note)} |"
+        lines += [f"| {code(r.mutant.id)} | {md(change(r))} | {md(r.note)} |"
                   for r in equivalent]
     unviable = [r for r in f.mutants if r.status == "unviable"]
     if unviable:
         lines += ["", f"## Unviable ({len(unviable)}: the mutant does not build)", ""]
-        lines += [f"- `{md(r.mutant.id)}`: {md(r.note)}" for r in unviable[:50]]
+        lines += [f"- {code(r.mutant.id)}: {md(r.note)}" for r in unviable[:50]]
     return "\n".join(lines) + "\n"
 
 

@@ -10,14 +10,17 @@ untrusted input (bounded, schema-checked, every path confined to the corpus).
 from __future__ import annotations
 
 import fnmatch
-import os
-import tempfile
+import re
+import shlex
+import stat
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
 from fixturegen import __version__
 from fixturegen.output.render import environment
-from fixturegen.verify.inputs import InputError, read_confined
+from fixturegen.owned import NotOwned, write_file
+from fixturegen.verify.inputs import InputError, printable, read_confined
 from fixturegen.verify.manifest_check import ManifestError, load_manifest
 
 #: language -> (template, what the generated file is)
@@ -31,6 +34,80 @@ LANGUAGES = {
 
 class ExportError(Exception):
     """A usage error (exit code 2)."""
+
+
+# -- manifest text as data: literals and comments for each language -----------------------------
+
+#: Characters no comment keeps: every line terminator of the four languages (LF, CR, VT, FF,
+#: NEL, LS, PS), every other control character, and a byte order mark (Go refuses one inside a
+#: file); a lone surrogate cannot be written as UTF-8 at all.
+_LINE_BREAKERS = {0x85, 0x2028, 0x2029, 0xFEFF}
+
+
+def _unsafe(ch: str) -> bool:
+    o = ord(ch)
+    return (o < 0x20 or 0x7F <= o < 0xA0 or o in _LINE_BREAKERS or 0xD800 <= o < 0xE000
+            or unicodedata.category(ch) in ("Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"))
+
+
+def comment(text: str | None, limit: int = 150) -> str:
+    """``text`` for one comment line: every line terminator and control character a space,
+    ``*/`` broken up, at most ``limit`` characters (with ``...``)."""
+    flat = "".join(" " if _unsafe(ch) else ch for ch in (text or ""))
+    flat = " ".join(flat.split()).replace("*/", "* /")
+    return flat if len(flat) <= limit else flat[:limit - 3].rstrip() + "..."
+
+
+def _escape(ch: str, lang: str) -> str:
+    o = ord(ch)
+    if ch in '"\\':
+        return "\\" + ch
+    if 0x20 <= o < 0x7F:
+        return ch
+    if lang == "python":
+        return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
+    if 0xD800 <= o < 0xE000 and lang in ("go", "rust"):
+        o = 0xFFFD  # no escape spells a lone surrogate in Go or Rust
+    if lang == "rust":
+        return f"\\u{{{o:x}}}"
+    if lang == "go":
+        return f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
+    return f"\\u{o:04x}" if o < 0x10000 else f"\\u{{{o:x}}}"  # TypeScript
+
+
+def literal(text: str | None, lang: str) -> str:
+    """``text`` as a double-quoted string literal of ``lang`` (ASCII only: anything else an
+    escape), or the language's null for None."""
+    if text is None:
+        return {"python": "None", "ts": "null", "go": '""', "rust": "None"}[lang]
+    return '"' + "".join(_escape(ch, lang) for ch in text) + '"'
+
+
+RUST_KEYWORDS = frozenset((
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
+    "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move",
+    "mut", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true",
+    "type", "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final",
+    "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield", "gen",
+    "union"))
+
+
+def identifiers(ids: Sequence[str], keywords: frozenset[str] = RUST_KEYWORDS) -> list[str]:
+    """A function name for each fixture id: lower-case ASCII letters, digits and underscores,
+    not starting with a digit, not a keyword, and unique (``_2``, ``_3``... on a collision)."""
+    taken: set[str] = set()
+    names = []
+    for fid in ids:
+        base = re.sub(r"[^a-z0-9]+", "_", fid.lower()).strip("_")[:80] or "fixture"
+        if base[0].isdigit() or base in keywords or base.startswith("r#"):
+            base = f"f_{base}"
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        names.append(name)
+    return names
 
 
 def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
@@ -57,26 +134,46 @@ def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
         chosen.append({"id": f["id"], "rule": f["rule"], "description": f["description"],
                        "result": f["expected"]["result"], "peer_id": f["expected"]["peer_id"],
                        "expect_peer_id": f["expect_peer_id"], "chain": chain})
-    options = "".join(f" --only {g}" for g in globs)
     if not chosen:
-        raise ExportError(f"{options.strip()!r} matches no fixture of {corpus}")
+        shown = " ".join(f"--only {g}" for g in globs)
+        raise ExportError(f"{shown!r} matches no fixture of {corpus}")
+    for f, name in zip(chosen, identifiers([f["id"] for f in chosen]), strict=True):
+        f["name"] = name
+    options = comment("".join(f" --only {shlex.quote(g)}" for g in globs), 400)
+    seed = manifest.get("seed")
     template = environment().get_template(LANGUAGES[lang][0])
-    text = template.render(fixtures=chosen, version=__version__, seed=manifest.get("seed"),
-                           only_option=options)
+    text = template.render(fixtures=chosen, version=__version__, only_option=options,
+                           seed=comment(shlex.quote(seed) if isinstance(seed, str) else "none"),
+                           comment=comment, lit=lambda t: literal(t, lang))
     return text.rstrip("\n") + "\n", len(chosen)
 
 
+#: What the first line of every export says: the mark that a file is one an export wrote.
+SIGNATURE = "(fixturegen export --lang "
+
+
 def write(text: str, out: Path) -> None:
-    """Write ``out`` whole or not at all."""
-    out = out.absolute()
-    if out.is_symlink() or out.is_dir():
-        raise ExportError(f"{out} is a link or a folder: give a file path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    """Write ``out`` whole or not at all: a new file, or one an earlier export wrote (its first
+    line says so); never a link, FIFO, device or folder, nor a file of someone else's."""
+    path = out.absolute()
+    if str(out).strip() == "" or path.name in ("", ".", ".."):
+        raise ExportError(f"--out {printable(str(out))!r}: give a file path")
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        info = path.lstat()
+    except FileNotFoundError:
+        info = None
+    if info is not None:
+        if not stat.S_ISREG(info.st_mode):
+            raise ExportError(f"{printable(str(out))} is not a regular file (a link, folder, "
+                              "FIFO or device): nothing was written")
+        with path.open("rb") as handle:
+            first = handle.readline(4096)
+        if SIGNATURE.encode() not in first:
+            raise ExportError(f"{printable(str(out))} is a file 'fixturegen export' did not "
+                              "write: nothing was written; give a new path")
+    if not path.parent.is_dir():
+        raise ExportError(f"{printable(str(path.parent))} is not a folder")
+    try:
+        write_file(path.parent, path.name, text.encode("utf-8"))
+    except NotOwned as exc:
+        raise ExportError(str(exc)) from None

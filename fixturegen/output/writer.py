@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import fnmatch
 import functools
-import json
 import os
 import re
 import shutil
@@ -38,6 +37,8 @@ from fixturegen.model.transcripts import (
     transcripts_schema,
 )
 from fixturegen.output.render import render_readme
+from fixturegen.owned import NotOwned, publish
+from fixturegen.owned import check as may_write
 
 DEFAULT_SEED = "libp2p-fixturegen"
 
@@ -209,17 +210,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def clean_stale(out: Path) -> list[Path]:
-    """Remove what an earlier, killed run left beside ``out``; the paths it removed.
+def clean_stale(out: Path, where: Path | None = None) -> list[Path]:
+    """Remove what an earlier, killed run left beside ``out`` (or in ``where``, inside a
+    mount point); the paths it removed.
 
-    A run stages into ``.OUT.tmp-PID-*`` and, while replacing, keeps the old corpus as
-    ``.OUT.old-PID``. Only folders of processes that no longer run are touched. If ``out`` itself
-    is missing and an old corpus survived (killed between the two renames), it is put back.
+    A run stages into ``.OUT.tmp-PID-*`` (an earlier version kept the old corpus as
+    ``.OUT.old-PID`` while replacing). Only folders of processes that no longer run are touched.
+    If ``out`` itself is missing and an old corpus survived, it is put back.
     """
     removed: list[Path] = []
     pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old)-(\d+)(-.*)?")
     try:
-        siblings = sorted(out.parent.iterdir())
+        siblings = sorted((where or out.parent).iterdir())
     except OSError:
         return removed
     for path in siblings:
@@ -234,76 +236,15 @@ def clean_stale(out: Path) -> list[Path]:
     return removed
 
 
-MAX_MANIFEST_BYTES = 64 << 20
-#: What a corpus folder holds: the files ``write_tree`` writes, and the reports folder that
-#: ``fixturegen harness run`` adds (kept across a rebuild).
-CORPUS_ENTRIES = frozenset({"certs", "keys", "manifest.json", "manifest.schema.json",
-                            "README.md", "transcripts.json", "transcripts.schema.json"})
-KEPT_ENTRIES = frozenset({"conformance"})
+COMMAND = "generate"
 
 
-def foreign_entries(out: Path) -> list[str]:
-    """Why ``out`` is not a folder fixturegen may replace: [] when it is empty or a corpus it
-    wrote (a manifest whose ``generator.name`` is fixturegen, and nothing else beside it)."""
-    try:
-        names = sorted(p.name for p in out.iterdir())
-    except OSError as exc:
-        return [f"cannot list it ({exc.strerror or exc})"]
-    if not names:
-        return []
-    manifest = out / "manifest.json"
-    try:
-        if manifest.is_symlink() or not manifest.is_file():
-            raise ValueError
-        if manifest.stat().st_size > MAX_MANIFEST_BYTES:
-            raise ValueError
-        data = json.loads(manifest.read_bytes())
-        if not (isinstance(data, dict) and isinstance(data.get("generator"), dict)
-                and data["generator"].get("name") == "fixturegen"):
-            raise ValueError
-    except (OSError, ValueError, RecursionError):
-        return ["no manifest.json written by fixturegen"]
-    return [n for n in names if n not in CORPUS_ENTRIES | KEPT_ENTRIES]
-
-
-def _replace(out: Path, staged: Path) -> None:
-    if out.exists():
-        moved = []
-        for name in KEPT_ENTRIES:  # reports of an earlier harness run survive the rebuild
-            kept = out / name
-            if kept.is_dir() and not kept.is_symlink():
-                os.replace(kept, staged / name)
-                moved.append(name)
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        try:
-            os.replace(out, old)
-            try:
-                os.replace(staged, out)
-            except OSError:
-                os.replace(old, out)
-                raise
-        except OSError:
-            for name in moved:  # the replace failed: the reports go back where they were
-                os.replace(staged / name, out / name)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staged, out)
+def _staged_files(staged: Path) -> list[tuple[str, bytes]]:
+    return [(str(p.relative_to(staged)), p.read_bytes())
+            for p in sorted(staged.rglob("*")) if p.is_file() and not p.is_symlink()]
 
 
 Check = Callable[[Path, Manifest], str | None]
-
-
-def _check_out(out: Path) -> None:
-    """Refuse an --out that is a link, a file, or a folder of things fixturegen did not write."""
-    if out.is_symlink():
-        raise OutputError(f"{out} is a symbolic link: give the folder itself")
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{out} exists and is not a folder")
-    if out.is_dir() and (foreign := foreign_entries(out)):
-        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-        raise OutputError(f"{out} is not empty and not a corpus fixturegen wrote ({shown}); "
-                          "nothing was changed: give an empty or new folder")
 
 
 def generate(
@@ -326,15 +267,17 @@ def generate(
         raise OutputError(f"--certificate-key: a {user_key.kind} key stands in for the fixed key "
                           f"of its kind, and no fixture uses a fixed {user_key.kind} key (fixed "
                           f"kinds: {', '.join(k for k in KeyKind if k.fixed)})")
-    out = out.absolute()
     try:
-        _check_out(out)
+        out = may_write(out, COMMAND)
+    except NotOwned as exc:
+        raise OutputError(str(exc)) from None
     except OSError as exc:
         raise OutputError(f"cannot use {out}: {exc.strerror or exc}") from None
-    parent = out.parent
+    # Staged beside OUT; inside it when it is a mount point (never renamed: written inside).
+    parent = out if os.path.ismount(out) else out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        clean_stale(out)
+        clean_stale(out, parent)
         staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=parent))
         os.chmod(staged, 0o755)  # a corpus is meant to be shared (mkdtemp makes it 0700)
     except OSError as exc:
@@ -349,7 +292,9 @@ def generate(
             report = check(staged, manifest)
             if report:
                 raise CheckFailed("the reference verifier disagrees with the manifest", report)
-        _replace(out, staged)
+        publish(out, COMMAND, _staged_files(staged))
+    except NotOwned as exc:
+        raise OutputError(str(exc)) from None
     except OSError as exc:
         raise OutputError(f"cannot write the corpus: {exc}") from exc
     finally:

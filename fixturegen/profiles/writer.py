@@ -7,7 +7,7 @@ checked by the reference verifier. A failed run changes nothing.
 
 from __future__ import annotations
 
-import os
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,6 +22,7 @@ from fixturegen.model.manifest import (
     dumps,
     manifest_schema,
 )
+from fixturegen.owned import NotOwned, check, publish
 from fixturegen.profiles.model import Asset, Profile, ProfileError
 from fixturegen.verify.codes import ERROR_CODES, NOTES
 
@@ -39,7 +40,7 @@ def regenerate_text(profile: Profile, variant: str, seed: str, assets: list[Asse
         for a, f in zip(assets, fixtures, strict=True))
     key_text = ""
     command = (f"# fixturegen {__version__}, installed from its checkout (pip install .)\n"
-               f"fixturegen profile {profile.name} --variant {variant} --seed {seed!r} "
+               f"fixturegen profile {profile.name} --variant {variant} --seed {shlex.quote(seed)} "
                f"--out {profile.folder}")
     if user_key is not None:
         command += " \\\n    --certificate-key YOUR_KEY.pk8"
@@ -75,6 +76,9 @@ verdict of fixturegen's reference verifier (`fixturegen verify --manifest manife
 """
 
 
+COMMAND = "profile"
+
+
 def write(profile: Profile, variant: str, out: Path, seed: str,
           user_key: KeyPair | None = None) -> list[Fixture]:
     from fixturegen.verify.manifest_check import check_manifest
@@ -82,9 +86,10 @@ def write(profile: Profile, variant: str, out: Path, seed: str,
     if variant not in profile.variants:
         raise ProfileError(f"--variant {variant!r}: {profile.name} has "
                            f"{', '.join(profile.variants)}")
-    out = out.absolute()
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise ProfileError(f"{out} is not a folder (a symbolic link or a file)")
+    try:
+        out = check(out, COMMAND, shared=True)
+    except NotOwned as exc:
+        raise ProfileError(str(exc)) from None
     assets = profile.assets(variant)
     if user_key is not None:
         if profile.keyed is None:
@@ -120,16 +125,12 @@ def write(profile: Profile, variant: str, out: Path, seed: str,
         if problems:  # pragma: no cover - the reference verifier disagrees with a profile
             raise ProfileError("the reference verifier disagrees with the profile: "
                                + "; ".join(f"{p.id} {p.what}" for p in problems))
-        moves = [(path, out / path.relative_to(staged))
-                 for path in sorted(staged.rglob("*")) if path.is_file()]
-        for _, target in moves:  # every target checked before the first is written
-            if target.is_symlink() or target.is_dir() or (
-                    target.parent.is_symlink()):
-                raise ProfileError(f"{target} is a link or a folder: nothing was written")
-        out.mkdir(exist_ok=True)
-        (out / "keys").mkdir(exist_ok=True)
-        for path, target in moves:
-            os.replace(path, target)
+        try:  # every target checked before the first is written; only the profile's own
+            publish(out, COMMAND, [(str(path.relative_to(staged)), path.read_bytes())
+                                   for path in sorted(staged.rglob("*")) if path.is_file()],
+                    shared=True)
+        except NotOwned as exc:
+            raise ProfileError(str(exc)) from None
         return fixtures
     finally:
         shutil.rmtree(staged, ignore_errors=True)

@@ -19,7 +19,7 @@ import typer
 from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT
 from fixturegen.builds.registries import RegistryError
 from fixturegen.builds.versions import VersionError, parse_spec
-from fixturegen.errors import fail
+from fixturegen.errors import fail, out_path
 from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.commands import (
     EXIT_ADAPTER,
@@ -32,7 +32,7 @@ from fixturegen.harness.commands import (
     shipped_targets,
 )
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
-from fixturegen.output.owned import NotOwned
+from fixturegen.owned import NotOwned
 from fixturegen.versions.check import ENTRIES, EXIT_CANNOT_TELL, CheckError, Good, check
 from fixturegen.versions.matrix import Settings, run_matrix, versions
 from fixturegen.versions.profile import profile as run_profile
@@ -51,7 +51,8 @@ def matrix(
     versions_spec: Annotated[str, typer.Option(
         "--versions", help="all, minors (the newest patch of each minor), latest, versions "
         "and comparisons, comma-separated: '>=0.4,<0.7', 'v0.45.0,v0.48.0'.")] = "all",
-    out: Annotated[Path, typer.Option(help="The matrix folder (new, empty, or an earlier "
+    out: Annotated[Path, typer.Option(
+        parser=out_path, help="The matrix folder (new, empty, or an earlier "
                                       "matrix's, whose finished versions are kept).")
                    ] = Path("matrix"),
     mode: Annotated[str, typer.Option(help="api, handshake or all.")] = "all",

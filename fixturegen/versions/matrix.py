@@ -34,9 +34,10 @@ from fixturegen.harness.matrix import (
     load_matrix,
 )
 from fixturegen.harness.pagedata import write_reports
+from fixturegen.harness.report import COMMAND as REPORTS
 from fixturegen.harness.results import ResultsError, ResultsFile, load_results
 from fixturegen.harness.session import Corpus, results_file, run_entries
-from fixturegen.output.owned import claim, mark, owned_files, write_file
+from fixturegen.owned import claim, mark, owned_files, write_file
 from fixturegen.versions.render import matrix_html, matrix_markdown
 
 COMMAND = "harness matrix"
@@ -121,7 +122,7 @@ def _one(adapter: Adapter, item: Released, corpus: Corpus, where: Path, rel: str
         return missing(str(exc))
     try:
         target = adapter.target(base, built)
-        where.mkdir(parents=True, exist_ok=True)
+        claim(where, REPORTS)  # a reports folder, the harness's (its logs go in first)
         start = time.perf_counter()
         done, broken = run_entries(target, corpus, settings.mode, where, peer_argv=peer_argv,
                                    timeout=settings.timeout, startup=settings.startup)

@@ -6,18 +6,11 @@ from __future__ import annotations
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from fixturegen.harness.matrix import MatrixFile, VersionedClass
+from fixturegen.markdown import md
 from fixturegen.output.render import TEMPLATES
 
 OUTCOME_WORDS = {"false_accept": "accepts", "false_reject": "rejects", "hang": "hangs on",
                  "crash": "crashes on", "error": "answers garbage for"}
-
-
-def md(text: str) -> str:
-    """Text from a run or a manifest, safe in a Markdown table cell."""
-    out = " ".join(text.split())
-    for char in "\\`*_[]<>|":
-        out = out.replace(char, "\\" + char)
-    return out
 
 
 def describe(cls: VersionedClass) -> str:
