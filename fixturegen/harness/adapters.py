@@ -57,6 +57,7 @@ class Adapter:
     marker: str = ""
     handshake: str = ""  # the upgrade a handshake request runs; "" when it has none yet
     transports: tuple[Literal["tcp", "quic"], ...] = ()
+    api: bool = True  # False: certificate and generate requests answer skip (handshake mode only)
     export: str = ""  # the ``fixturegen export --lang`` whose test calls this same check
     # Builds of other versions (fixturegen.builds): the registry, the package as it names it,
     # and the first version that carries the verifier the adapter calls.
@@ -150,7 +151,7 @@ SHIPPED: tuple[Adapter, ...] = (
             handshake="Litep2p (QUIC transport only) dial_address of /quic-v1/p2p/PEERID / "
             "listen, ConnectionEstablished or DialFailure; no API mode (crypto::tls is "
             "crate-private), no TLS over TCP (Noise)",
-            transports=("quic",),
+            transports=("quic",), api=False,
             ecosystem="crates", registry_name="litep2p", since="0.16.0"),
 )
 
