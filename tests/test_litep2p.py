@@ -1,8 +1,9 @@
 """litep2p (Parity) in handshake mode: its QUIC transport against the fixture peer, both ways.
 
 litep2p 0.16.0 has no API mode (its certificate module is crate-private) and no TLS over TCP
-(Noise), so its adapter answers certificate and generate requests with a skip and runs only
-QUIC handshakes. Built by make adapters (needs protoc); skipped when it is not built."""
+(Noise): its adapter answers certificate requests with a skip, runs only QUIC handshakes, and
+answers a generate (Ed25519 only) with the certificate a litep2p listener presents. Built by
+make adapters (needs protoc); skipped when it is not built."""
 
 from __future__ import annotations
 
@@ -46,3 +47,28 @@ def test_real_litep2p_quic_handshakes(corpus: Path, fixtures: dict[str, dict[str
     expected = fixtures[VALID]["expected"]
     assert isinstance(expected, dict) and valid.peer_id == expected["peer_id"]
     assert got[INVALID].verdict == "reject" and got[INVALID].error
+
+
+def test_generate_reads_the_certificate_a_litep2p_listener_presents() -> None:
+    """No API, but a generate request is answered with the certificate a litep2p QUIC
+    listener presents: the reference verifier accepts it, with the PeerId litep2p announced."""
+    if not LITEP2P.built(ADAPTERS):
+        pytest.skip("litep2p is not built: run 'make adapters'")
+    import base64
+    import json
+    import subprocess
+
+    from fixturegen.verify.verifier import Verifier
+
+    lines = [json.dumps({"id": "g", "kind": "generate", "host_key_type": "ed25519"}),
+             json.dumps({"id": "s", "kind": "generate", "host_key_type": "secp256k1"}),
+             json.dumps({"id": "c", "kind": "certificate", "certificates": []})]
+    done = subprocess.run(LITEP2P.argv(ADAPTERS), input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=60, check=True)
+    made, secp, cert = (json.loads(x) for x in done.stdout.splitlines())
+    assert made["verdict"] == "accept" and len(made["certificates"]) == 1
+    verdict = Verifier().verify([base64.b64decode(made["certificates"][0])],
+                                expect_peer_id=made["peer_id"])
+    assert verdict.accepted and verdict.peer_id == made["peer_id"]
+    assert secp["verdict"] == "skip" and "Ed25519" in secp["error"]
+    assert cert["verdict"] == "skip" and "crate-private" in cert["error"]

@@ -1,8 +1,10 @@
 //! fixturegen harness adapter for litep2p (Parity), handshake mode only.
 //!
 //! litep2p 0.16.0 has TLS only in its QUIC transport (its TCP transport secures with Noise),
-//! and its certificate module (`crypto::tls::certificate`) is crate-private: certificate,
-//! certificate_verify and generate requests are answered `skip` with that reason. A handshake
+//! and its certificate module (`crypto::tls::certificate`) is crate-private: certificate and
+//! certificate_verify requests are answered `skip` with that reason. A generate request (an
+//! Ed25519 host key, litep2p's only type) starts a litep2p QUIC listener and reads the
+//! certificate it presents with a bare quinn client (no certificate key in the reply). A handshake
 //! request builds a fresh `Litep2p` node with the QUIC transport only and either dials the
 //! fixture peer (`dial_address` of `/ip4/H/udp/P/quic-v1/p2p/EXPECTED`: litep2p requires the
 //! PeerId in a dialled address) or listens on `127.0.0.1:0` and waits for
@@ -31,6 +33,8 @@ struct Request {
     #[serde(default)]
     expect_peer_id: Option<String>,
     #[serde(default)]
+    host_key_type: Option<String>,
+    #[serde(default)]
     transport: Option<String>,
     #[serde(default)]
     direction: Option<String>,
@@ -55,11 +59,13 @@ struct Reply {
     peer_id: Option<String>,
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    certificates: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     cpu_seconds: Option<f64>,
 }
 
 fn reply(id: &str, verdict: &'static str, peer_id: Option<String>, error: Option<String>) -> Reply {
-    Reply { id: id.to_string(), verdict, peer_id, error, cpu_seconds: None }
+    Reply { id: id.to_string(), verdict, peer_id, error, certificates: None, cpu_seconds: None }
 }
 
 fn cpu_seconds() -> f64 {
@@ -69,6 +75,87 @@ fn cpu_seconds() -> f64 {
     let fields: Vec<&str> = after.split_whitespace().collect();
     let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
     (tick(11) + tick(12)) / 100.0
+}
+
+/// Keeps the end-entity certificate a server presents, then refuses it (the handshake needs
+/// go no further).
+struct Capture(std::sync::Mutex<Option<Vec<u8>>>);
+
+impl rustls::client::ServerCertVerifier for Capture {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::Certificate,
+        _intermediates: &[rustls::Certificate],
+        _server_name: &rustls::ServerName,
+        _scts: &mut dyn Iterator<Item = &[u8]>,
+        _ocsp_response: &[u8],
+        _now: std::time::SystemTime,
+    ) -> Result<rustls::client::ServerCertVerified, rustls::Error> {
+        *self.0.lock().expect("not poisoned") = Some(end_entity.0.clone());
+        Err(rustls::Error::General("adapter: certificate captured".into()))
+    }
+}
+
+async fn generate(req: &Request) -> Reply {
+    let id = req.id.as_str();
+    if req.host_key_type.as_deref() != Some("ed25519") {
+        return reply(id, "skip", None, Some(format!(
+            "litep2p 0.16.0 has Ed25519 host keys only (asked for {:?})", req.host_key_type)));
+    }
+    let keypair = Keypair::generate();
+    let peer = litep2p::PeerId::from_public_key(&litep2p::crypto::PublicKey::Ed25519(keypair.public()));
+    let config = ConfigBuilder::new()
+        .with_keypair(keypair)
+        .with_quic(QuicConfig::default())
+        .build();
+    let mut litep2p = match Litep2p::new(config) {
+        Ok(n) => n,
+        Err(e) => return reply(id, "reject", None, Some(format!("Litep2p::new: {e}"))),
+    };
+    let port = litep2p.listen_addresses().find_map(|a| a.iter().find_map(|p| match p {
+        Protocol::Udp(port) => Some(port),
+        _ => None,
+    }));
+    let Some(port) = port else {
+        return reply(id, "reject", None, Some("adapter: litep2p listens on no UDP port".into()));
+    };
+    let capture = std::sync::Arc::new(Capture(std::sync::Mutex::new(None)));
+    let mut crypto = rustls::ClientConfig::builder()
+        .with_safe_default_cipher_suites()
+        .with_safe_default_kx_groups()
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3 is supported")
+        .with_custom_certificate_verifier(capture.clone())
+        .with_no_client_auth();
+    crypto.alpn_protocols = vec![b"libp2p".to_vec()];
+    let endpoint = match quinn::Endpoint::client("127.0.0.1:0".parse().expect("an address")) {
+        Ok(e) => e,
+        Err(e) => return reply(id, "reject", None, Some(format!("adapter: quinn endpoint: {e}"))),
+    };
+    let server = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let attempt = async {
+        match endpoint.connect_with(quinn::ClientConfig::new(std::sync::Arc::new(crypto)), server, "l") {
+            Ok(connecting) => { let _ = connecting.await; }
+            Err(e) => return Some(format!("adapter: quinn connect: {e}")),
+        }
+        None
+    };
+    // litep2p's side must run while the client handshakes.
+    let failed = tokio::select! {
+        failed = attempt => failed,
+        _ = async { loop { litep2p.next_event().await; } } => None,
+        _ = tokio::time::sleep(Duration::from_secs(10)) => Some("adapter: no certificate within 10 s".into()),
+    };
+    endpoint.close(0u32.into(), b"done");
+    let captured = capture.0.lock().expect("not poisoned").take();
+    match captured {
+        Some(der) => {
+            use base64::Engine;
+            let cert = base64::engine::general_purpose::STANDARD.encode(der);
+            Reply { certificates: Some(vec![cert]), ..reply(id, "accept", Some(peer.to_base58()), None) }
+        }
+        None => reply(id, "reject", None, Some(failed.unwrap_or_else(|| "adapter: litep2p presented no certificate".into()))),
+    }
 }
 
 fn node(listen: bool) -> Result<Litep2p, String> {
@@ -200,7 +287,8 @@ async fn main() {
                     let r = handshake(&req, &mut lines, &mut write).await;
                     Reply { cpu_seconds: Some(cpu_seconds() - started), ..r }
                 }
-                "certificate" | "certificate_verify" | "generate" => reply(&req.id, "skip", None, Some(NO_API.into())),
+                "generate" => generate(&req).await,
+                "certificate" | "certificate_verify" => reply(&req.id, "skip", None, Some(NO_API.into())),
                 other => reply(&req.id, "skip", None, Some(format!("adapter: unknown request kind {other}"))),
             },
             Err(e) => reply("", "skip", None, Some(format!("adapter: unreadable request: {e}"))),
