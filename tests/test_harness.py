@@ -241,6 +241,9 @@ def _lock_version(adapter: str) -> str:
     if adapter == "rust-libp2p":
         lock = tomllib.loads((folder / "Cargo.lock").read_text())
         return next(p["version"] for p in lock["package"] if p["name"] == "libp2p-tls")
+    if adapter == "litep2p":
+        lock = tomllib.loads((folder / "Cargo.lock").read_text())
+        return next(p["version"] for p in lock["package"] if p["name"] == "litep2p")
     if adapter == "go-libp2p":
         m = re.search(r"github.com/libp2p/go-libp2p (v[\d.]+)\n", (folder / "go.mod").read_text())
         assert m is not None

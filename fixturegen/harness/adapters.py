@@ -57,6 +57,7 @@ class Adapter:
     marker: str = ""
     handshake: str = ""  # the upgrade a handshake request runs; "" when it has none yet
     transports: tuple[Literal["tcp", "quic"], ...] = ()
+    api: bool = True  # False: certificate requests answer skip (handshake mode only)
     export: str = ""  # the ``fixturegen export --lang`` whose test calls this same check
     # Builds of other versions (fixturegen.builds): the registry, the package as it names it,
     # and the first version that carries the verifier the adapter calls.
@@ -140,6 +141,18 @@ SHIPPED: tuple[Adapter, ...] = (
             "refusal taken from its loggers",
             transports=("quic",),
             ecosystem="pypi", registry_name="libp2p", since="0.3.0"),
+    # Handshake mode only: litep2p's certificate module is crate-private (no API mode: its
+    # certificate requests answer skip; a generate reads what a litep2p listener presents, Ed25519
+    # only), and TLS is only in its QUIC transport (its TCP transport secures with Noise).
+    Adapter("litep2p", "crates.io litep2p", "0.16.0", "litep2p",
+            ("./target/release/adapter",),
+            verifier="none (handshake mode only: crypto::tls::certificate is crate-private)",
+            marker="target/release/adapter",
+            handshake="Litep2p (QUIC transport only) dial_address of /quic-v1/p2p/PEERID / "
+            "listen, ConnectionEstablished or DialFailure; no API mode (crypto::tls is "
+            "crate-private), no TLS over TCP (Noise)",
+            transports=("quic",), api=False,
+            ecosystem="crates", registry_name="litep2p", since="0.16.0"),
 )
 
 BY_NAME = {adapter.name: adapter for adapter in SHIPPED}
