@@ -112,6 +112,17 @@ def _survivors(path: Path) -> dict[str, tuple[Verdict, str]]:
     return out
 
 
+def _interpreter(script: Path) -> list[str]:
+    """A Python script runs under fixturegen's own interpreter (it may import
+    fixturegen.mutation.cargo and the like); any other runs by its #! line."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline(200)
+    except OSError:
+        return []
+    return [sys.executable] if first.startswith(b"#!") and b"python" in first else []
+
+
 @dataclass(frozen=True)
 class Ran:
     code: int
@@ -136,7 +147,8 @@ def run_script(setup: Setup, args: list[str], *, timeout: float,
     full = {**os.environ, "FIXTUREGEN_PYTHON": sys.executable, **(env or {})}
     sink = open(log, "wb") if log is not None else subprocess.PIPE  # noqa: SIM115
     try:
-        proc = subprocess.Popen([str(setup.script), *args], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([*_interpreter(setup.script), str(setup.script), *args],
+                                stdin=subprocess.DEVNULL,
                                 stdout=sink, stderr=subprocess.STDOUT, env=full,
                                 start_new_session=True)
         try:
