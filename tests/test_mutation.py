@@ -25,7 +25,7 @@ from fixturegen.harness.reasons import ReasonTableError, load_table
 from fixturegen.harness.session import read_corpus
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings, shard_of
 from fixturegen.mutation.model import MutationFile
-from fixturegen.mutation.report import load, merge
+from fixturegen.mutation.report import MergeError, load, merge
 from fixturegen.mutation.setup import load_setup
 from fixturegen.owned import NotOwned
 
@@ -127,6 +127,10 @@ def test_shards_split_the_mutants_and_merge_into_the_whole(corpus: Path, adapter
     assert joined.counts == whole.counts and joined.shard is None
     assert [r.category for r in joined.mutants] == [r.category for r in whole.mutants]
     assert shard_of(list(range(0)), (0, 2)) == []  # type: ignore[arg-type]
+    with pytest.raises(MergeError, match="shard 1/3 is missing"):
+        merge([parts[0], parts[2]])
+    with pytest.raises(MergeError, match="whole campaign"):
+        merge([whole, parts[1]])
     # mutate merge --out: a folder holding a foreign mutation.json is refused, untouched.
     from fixturegen.cli import main
 
@@ -147,6 +151,14 @@ def test_named_mutants_run_alone(corpus: Path, adapters: Path, tmp_path: Path) -
     report = campaign(adapters, corpus, tmp_path / "m", cache, only=wanted).run()
     assert sorted(r.mutant.id for r in report.mutants) == sorted(wanted)
     assert report.counts.generated == 2
+    # Named again in the same folder, a mutant runs again (after a new case, say): its result
+    # file is written anew, not taken from the earlier run.
+    kept = tmp_path / "m" / "results"
+    for f in kept.iterdir():
+        f.write_text(f.read_text().replace('"seconds": ', '"seconds": 1000'))
+    again = campaign(adapters, corpus, tmp_path / "m", cache, only=wanted[:1]).run()
+    assert [r.mutant.id for r in again.mutants] == [wanted[0]]
+    assert again.mutants[0].seconds < 1000
     with pytest.raises(CampaignError, match="no mutant 'nonesuch'"):
         campaign(adapters, corpus, tmp_path / "m", cache, only=("nonesuch",)).run()
 

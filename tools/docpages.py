@@ -47,6 +47,7 @@ from fixturegen.harness.protocol import reply_schema, request_schema
 from fixturegen.harness.results import load_results, results_schema
 from fixturegen.model.manifest import manifest_schema
 from fixturegen.model.transcripts import transcripts_schema
+from fixturegen.mutation.model import mutation_schema
 from fixturegen.verify.codes import Check, ErrorCode, Flag, check_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +109,13 @@ def cli_page() -> str:
         if cmd.help:
             lines += [inspect.cleandoc(cmd.help), ""]
         lines += ["```text", cmd.get_usage(ctx).strip(), "```", ""]
+        rows = [(p.get_help_record(ctx), p) for p in cmd.get_params(ctx)]
+        rows = [(r, p) for r, p in rows if r is not None and p.name != "help"]
+        if rows:  # a group's own options too (fixturegen mutate's campaign options)
+            lines += ["| argument or option | meaning |", "|---|---|"]
+            for (opts, text), _ in rows:
+                lines.append(f"| `{opts}` | {_cell(text)} |")
+            lines.append("")
         if groups:
             subs = [(sub, cmd.get_command(ctx, sub)) for sub in cmd.list_commands(ctx)]
             lines += ["| command | what it does |", "|---|---|"]
@@ -115,13 +123,6 @@ def cli_page() -> str:
                       f"{_cell(c.get_short_help_str(limit=300))} |" for sub, c in subs]
             lines.append("")
             continue
-        rows = [(p.get_help_record(ctx), p) for p in cmd.get_params(ctx)]
-        rows = [(r, p) for r, p in rows if r is not None and p.name != "help"]
-        if rows:
-            lines += ["| argument or option | meaning |", "|---|---|"]
-            for (opts, text), _ in rows:
-                lines.append(f"| `{opts}` | {_cell(text)} |")
-            lines.append("")
         module = getattr(cmd.callback, "__module__", "")
         doc = _docstring(module) if module else ""
         for para in doc.split("\n\n"):
@@ -246,6 +247,8 @@ FORMATS: dict[str, tuple[str, str, list[tuple[str, Callable[[], dict[str, object
              [("fuzz", fuzz_schema)]),
     "matrix": ("The version matrix (`matrix.json`)", "fixturegen.harness.matrix",
                [("matrix", matrix_schema)]),
+    "mutation": ("A mutation campaign (`mutation.json`)", "fixturegen.mutation.model",
+                 [("mutation", mutation_schema)]),
 }
 
 

@@ -49,7 +49,7 @@ from fixturegen.mutation.model import (
     category,
     count,
 )
-from fixturegen.mutation.setup import Setup, run_script
+from fixturegen.mutation.setup import Ran, Setup, run_script
 from fixturegen.mutation.spans import SpanError, apply, original_text, restore
 from fixturegen.owned import claim, mark, write_file
 
@@ -150,6 +150,13 @@ class Campaign:
         self.times: dict[str, list[float]] = {"build": [], "corpus": [], "upstream": []}
         self.version = wanted.version or adapter.version
 
+    def _script(self, args: list[str], *, timeout: float, log: Path,
+                env: dict[str, str] | None = None) -> Ran:
+        """The adapter's mutate script; its tools and shared targets go into this campaign's
+        build cache ($FIXTUREGEN_CACHE), as --cache says."""
+        return run_script(self.setup, args, timeout=timeout, log=log,
+                          env={"FIXTUREGEN_CACHE": str(self.cache), **(env or {})})
+
     # -- files ------------------------------------------------------------------------------
     def _write(self, rel: str, text: str) -> None:
         write_file(self.folder, rel, text.encode("utf-8"))
@@ -189,9 +196,9 @@ class Campaign:
             shutil.copytree(self.wanted.source, self.pristine, symlinks=True,
                             ignore=shutil.ignore_patterns(*UNHASHED))
         else:
-            ran = run_script(self.setup, ["source", "--impl", self.adapter.name, "--version",
-                                          self.version, "--into", str(self.pristine)],
-                             timeout=SOURCE_TIMEOUT, log=self.logs / "source.log")
+            ran = self._script(["source", "--impl", self.adapter.name, "--version",
+                               self.version, "--into", str(self.pristine)],
+                               timeout=SOURCE_TIMEOUT, log=self.logs / "source.log")
             if ran.code != 0:
                 raise CampaignError(f"{self.adapter.name} {self.version}: cannot get the "
                                     f"source: {ran.last}")
@@ -209,9 +216,9 @@ class Campaign:
     def _mutants(self) -> list[Mutant]:
         path = self.folder / "mutants.jsonl"
         if not path.is_file():
-            ran = run_script(self.setup, ["list", "--impl", self.adapter.name, "--tree",
-                                          str(self.pristine)], timeout=LIST_TIMEOUT,
-                             log=self.logs / "list.log")
+            ran = self._script(["list", "--impl", self.adapter.name, "--tree",
+                               str(self.pristine)], timeout=LIST_TIMEOUT,
+                               log=self.logs / "list.log")
             if ran.code != 0:
                 raise CampaignError(f"{self.setup.tool} cannot list the mutants: {ran.last}")
             lines = [line for line in (self.logs / "list.log").read_text().splitlines()
@@ -310,12 +317,14 @@ class Campaign:
         plans = {way: plan for way, plan in self.corpus.plans.items() if way in keep}
         return Corpus(self.corpus.path, self.corpus.seed, self.corpus.api, plans)
 
-    def _upstream(self, env: dict[str, str], files: list[str], log: str) -> str:
-        ran = run_script(self.setup, ["test", "--impl", self.adapter.name, "--tree",
-                                      str(self.tree), *[a for f in files for a in ("--file", f)]],
-                         timeout=self.settings.upstream_timeout, env=env,
-                         log=self.logs / log)
-        self.times["upstream"].append(ran.seconds)
+    def _upstream(self, env: dict[str, str], files: list[str], log: str,
+                  timed: bool = True) -> str:
+        ran = self._script(["test", "--impl", self.adapter.name, "--tree",
+                           str(self.tree), *[a for f in files for a in ("--file", f)]],
+                           timeout=self.settings.upstream_timeout, env=env,
+                           log=self.logs / log)
+        if timed:  # a mutant's run (the baseline's is not one)
+            self.times["upstream"].append(ran.seconds)
         if ran.code == 0:
             return "survived"
         if ran.code == 3:
@@ -353,9 +362,9 @@ class Campaign:
         switch = self.setup.activation == "switch"
         once = self.setup.activation in ("switch", "shadow")  # built once, the env picks
         if switch and not (self.work / "tree.instrumented").is_file():
-            ran = run_script(self.setup, ["instrument", "--impl", self.adapter.name, "--tree",
-                                          str(self.tree)], timeout=LIST_TIMEOUT,
-                             log=self.logs / "instrument.log")
+            ran = self._script(["instrument", "--impl", self.adapter.name, "--tree",
+                               str(self.tree)], timeout=LIST_TIMEOUT,
+                               log=self.logs / "instrument.log")
             if ran.code != 0:
                 raise CampaignError(f"cannot instrument {self.tree}: {ran.last}")
             (self.work / "tree.instrumented").write_text("yes\n")
@@ -364,6 +373,8 @@ class Campaign:
             base_target, _ = self._target(build_tree, self._env(""))
         except BuildError as exc:
             raise CampaignError(f"the unmutated build fails: {exc}") from None
+        if self.wanted.source is not None:  # VERSION+src.HASH of the unmutated tree
+            self.version = base_target.version
         baseline, labels, _ = self._corpus(base_target, None, self.settings.timeout)
         slowest = max((s.seconds for s in baseline.values()), default=1.0)
         timeout = min(self.settings.timeout, max(MIN_CASE_TIMEOUT, 10 * slowest))
@@ -376,8 +387,8 @@ class Campaign:
                  f"upstream tests: {upstream_text}")
         for number, mutant in enumerate(chosen, 1):
             rel = f"results/{_slug(mutant.id)}.json"
-            if (self.folder / rel).is_file():
-                self.written.add(rel)
+            if (self.folder / rel).is_file() and not self.settings.only:
+                self.written.add(rel)  # resumed; a mutant named by --mutant runs again
                 continue
             result = self._one(mutant, base_target if once else None, baseline, timeout,
                                upstream_ok, touched)
@@ -390,10 +401,11 @@ class Campaign:
     def _baseline_upstream(self) -> tuple[bool, str]:
         if not self.settings.upstream:
             return False, "not run (--no-upstream)"
-        outcome = self._upstream(self._env(""), [], "upstream-baseline.log")
+        outcome = self._upstream(self._env(""), [], "upstream-baseline.log", timed=False)
         if outcome != "survived":
             tail = _last_line(self.logs / "upstream-baseline.log")
-            return False, f"not run: they do not pass on the unmutated tree ({tail})"
+            why = "they cannot run" if outcome == "unviable" else "they do not pass"
+            return False, f"not run: {why} on the unmutated tree ({tail})"
         return True, self.setup.upstream or "the implementation's own tests"
 
     def _one(self, mutant: Mutant, built_once: Target | None, baseline: Observed,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from statistics import median
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from pydantic import ValidationError
@@ -102,20 +103,33 @@ def merge(parts: list[MutationFile]) -> MutationFile:
         raise MergeError("nothing to merge")
     first = parts[0]
     for other in parts[1:]:
-        for field in ("implementation", "version", "tool", "seed", "mode"):
+        for field in ("implementation", "version", "tool", "seed", "mode", "generator"):
             if getattr(other, field) != getattr(first, field):
                 raise MergeError(f"the shards differ in {field}: {getattr(first, field)!r} and "
                                  f"{getattr(other, field)!r}")
+    shards = {p.shard for p in parts}
+    if None in shards and len(parts) > 1:
+        raise MergeError("a whole campaign (no shard) cannot be merged with others")
+    counts_of = {int(sh.split("/")[1]) for sh in shards if sh is not None}
+    if len(counts_of) > 1:
+        raise MergeError(f"the shards split the campaign differently: {sorted(shards)!r}")
+    if counts_of:
+        (total,) = counts_of
+        have = {int(sh.split("/")[0]) for sh in shards if sh is not None}
+        missing = [f"{k}/{total}" for k in range(total) if k not in have]
+        if missing:
+            raise MergeError(f"shard {missing[0]} is missing ({len(missing)} of {total} "
+                             "missing): merge every shard of the campaign")
     results: dict[str, MutantResult] = {}
     for part in parts:
         for r in part.mutants:
             results[r.mutant.id] = r
     merged = sorted(results.values(), key=lambda r: r.mutant.id)
     upstream_ran = any(not p.upstream.startswith("not run") for p in parts)
-    seconds: dict[str, float] = {}
-    for part in parts:
-        for k, v in part.seconds_per_mutant.items():
-            seconds.setdefault(k, v)
+    seconds: dict[str, float] = {}  # the median of the shards' medians
+    for k in sorted({k for p in parts for k in p.seconds_per_mutant}):
+        seconds[k] = round(median(p.seconds_per_mutant[k] for p in parts
+                                  if k in p.seconds_per_mutant), 2)
     return first.model_copy(update={"shard": None, "mutants": merged,
                                     "counts": count(merged, upstream_ran),
                                     "seconds_per_mutant": seconds,
