@@ -102,6 +102,14 @@ def test_the_matrix_joins_versions_into_classes(corpus: Path, adapters: Path,
     assert sum("kept from the earlier run" in line for line in said) == 3
     assert again.classes == matrix.classes
     assert (cache / "shared" / "buildable" / "builds.log").read_text() == builds_before
+    # Another mode runs every version again (from the cached builds): an API run is not kept
+    # for a run that wants handshakes too.
+    said.clear()
+    other = run_matrix(TEST_ADAPTER, parse_spec("all"), chosen, loaded, out, base=adapters,
+                       cache=cache, peer_argv=[], settings=Settings("all", 10.0, 30.0, 60.0),
+                       say=said.append)
+    assert not any("kept from the earlier run" in line for line in said)
+    assert other.mode == "all" and len(other.versions) == 4
 
 
 def test_the_matrix_writes_only_into_its_own_folder(corpus: Path, adapters: Path,

@@ -72,7 +72,7 @@ def run_matrix(adapter: Adapter, spec: Spec, chosen: Sequence[Released], corpus:
     """Build and run every chosen version; returns the matrix (also written to ``out``)."""
     folder = claim(out, COMMAND)
     written = set(owned_files(folder, COMMAND))
-    before = {} if settings.fresh else _previous(folder)
+    before = {} if settings.fresh else _previous(folder, settings.mode)
     runs: list[tuple[VersionRun, ResultsFile | None]] = []
     matrix = _matrix(adapter, spec, corpus, settings.mode, runs)
     for number, item in enumerate(chosen, 1):
@@ -94,14 +94,16 @@ def run_matrix(adapter: Adapter, spec: Spec, chosen: Sequence[Released], corpus:
     return matrix
 
 
-def _previous(folder: Path) -> dict[str, VersionRun]:
-    """The versions an earlier run of this matrix recorded (none when there was none)."""
+def _previous(folder: Path, mode: str) -> dict[str, VersionRun]:
+    """The versions an earlier run of this matrix recorded (none when there was none, or when
+    it ran another mode: an API run is not kept for a run that wants handshakes too)."""
     if not (folder / "matrix.json").is_file():
         return {}
     try:
-        return {run.version: run for run in load_matrix(folder / "matrix.json").versions}
+        earlier = load_matrix(folder / "matrix.json")
     except MatrixError:
         return {}
+    return {run.version: run for run in earlier.versions} if earlier.mode == mode else {}
 
 
 def _one(adapter: Adapter, item: Released, corpus: Corpus, where: Path, rel: str, *,
