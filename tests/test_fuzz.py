@@ -164,6 +164,11 @@ def test_bad_options_are_one_line_and_leave_the_folder(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    # An adapter with handshakes only has nothing to fuzz (the fuzzer asks for certificate
+    # checks), built or not.
+    done = fixturegen("fuzz", "--impl", "litep2p", "--adapters", str(ROOT / "adapters"),
+                      cwd=tmp_path)
+    assert done.returncode == 2 and "litep2p has no API mode" in done.stderr
 
 
 def test_a_tbs_change_under_whole_certificate_damage_is_still_re_signed(
