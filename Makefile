@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-slow lint generated docs docs-check bench bench-handshake adapters conformance clean distclean
+.PHONY: fixtures test test-fast test-slow lint generated docs docs-check bench bench-handshake adapters conformance builds-check matrix mutation clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,6 +65,33 @@ conformance: $(STAMP) adapters
 	$(VENV)/bin/fixturegen generate --out $(OUT)
 	$(VENV)/bin/fixturegen harness run --impl all --mode all --corpus $(OUT)
 	FIXTUREGEN_CONFORMANCE=$(OUT)/conformance $(PY) -m pytest -m conformance
+
+# Builds of other versions, for real: per implementation an older release from its registry
+# and a source tree with a planted bug (tests/test_real_builds.py). CI runs it.
+builds-check: $(STAMP) adapters
+	$(PY) -m pytest -m builds
+
+# Full version matrices of every implementation with builds of other versions (API and
+# handshake modes), into $(OUT)/matrix/NAME; resumable: a version already run is kept. Hours on
+# two cores; MATRIX_MODE=api for the certificate check alone, MATRIX_VERSIONS=minors for fewer.
+MATRIX_VERSIONS ?= all
+MATRIX_MODE ?= all
+matrix: $(STAMP) adapters
+	$(VENV)/bin/fixturegen generate --out $(OUT)
+	for impl in rust-libp2p py-libp2p-tls py-libp2p-quic js-libp2p go-libp2p; do \
+	  $(VENV)/bin/fixturegen harness matrix --impl $$impl --versions $(MATRIX_VERSIONS) \
+	    --mode $(MATRIX_MODE) --corpus $(OUT) --out $(OUT)/matrix/$$impl || exit 1; done
+
+# Full mutation campaigns of the pinned releases (fixturegen mutate), into $(OUT)/mutation/NAME;
+# resumable (a finished mutant is kept). Hours on two cores; MUTATE_ARGS="--shard 1/4" for one
+# part of each, then `fixturegen mutate merge`. CI runs one named mutant of each
+# (make builds-check).
+MUTATE_ARGS ?=
+mutation: $(STAMP) adapters
+	$(VENV)/bin/fixturegen generate --out $(OUT)
+	for impl in go-libp2p js-libp2p rust-libp2p py-libp2p-tls py-libp2p-quic; do \
+	  $(VENV)/bin/fixturegen mutate --impl $$impl --corpus $(OUT) \
+	    --out $(OUT)/mutation/$$impl $(MUTATE_ARGS) || exit 1; done
 
 clean:
 	rm -rf $(OUT) .$(OUT).tmp-* .pytest_cache .mypy_cache .ruff_cache .hypothesis site

@@ -112,7 +112,8 @@ def merge(parts: list[MutationFile]) -> MutationFile:
         raise MergeError("a whole campaign (no shard) cannot be merged with others")
     counts_of = {int(sh.split("/")[1]) for sh in shards if sh is not None}
     if len(counts_of) > 1:
-        raise MergeError(f"the shards split the campaign differently: {sorted(shards)!r}")
+        split = sorted(str(sh) for sh in shards)
+        raise MergeError(f"the shards split the campaign differently: {split!r}")
     if counts_of:
         (total,) = counts_of
         have = {int(sh.split("/")[0]) for sh in shards if sh is not None}

@@ -1,0 +1,198 @@
+"""Builds of other versions and of source trees, for real (``make builds-check``, run by CI).
+
+For each shipped implementation with builds of any version: one older release is built from its
+registry (with the shims that version needs) and run over the corpus in API mode, and one
+source tree (the registry's source of the pinned release, as a checkout would be) is built with
+a planted bug (one mutant of the reviewed mutation scope, named by its id), which the corpus
+must notice, and then built again pristine and run with ``--source``, where it must answer
+exactly as the pinned build does. The build cache is the user's (``$FIXTUREGEN_CACHE``, else
+``~/.cache/fixturegen``), so a second run takes the builds from it. Needs the pinned adapters
+(``make adapters``): without them the tests fail, they do not skip.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixturegen.harness.adapters import BY_NAME
+
+pytestmark = pytest.mark.builds
+
+ROOT = Path(__file__).resolve().parents[1]
+ADAPTERS = ROOT / "adapters"
+
+
+@dataclass(frozen=True)
+class Older:
+    impl: str
+    version: str
+    why: str  # what this version exercises
+    # A world fact: a case whose outcome in this version differs from the pinned release's
+    # (found by `harness matrix`), or None where the two agree on every case.
+    differs: tuple[str, str, str] | None  # (case id, this version's outcome, pinned outcome)
+
+
+@dataclass(frozen=True)
+class Planted:
+    impl: str
+    mutant: str  # an id of the adapter's mutation listing at the pinned version
+    case: str  # ENTRY:CASE, the first answer whose verdict the planted bug changes
+    mode: str = "api"  # litep2p has handshakes only
+
+
+OLDER = (
+    Older("go-libp2p", "v0.23.4", "four shims: legacy TLS constructor and multistream, no "
+          "QUIC, legacy quicreuse", None),
+    Older("rust-libp2p", "0.6.2", "the crate set of 0.6 and parse's panics caught", None),
+    # The one class the js matrix shows fixed (in 3.0.5): a secp256k1 host key's extension
+    # signature as raw r||s instead of DER, accepted by every 1.x and 2.x release.
+    Older("js-libp2p", "2.2.7", "@libp2p/tls 2.x through compat.js",
+          ("js-libp2p:invalid.extension-signature.raw-r-s.secp256k1", "false_accept", "agree")),
+    Older("py-libp2p-tls", "0.4.0", "the first release with the TLS verifier", None),
+)
+
+PLANTED = (
+    # `if !valid` as `if valid`: the extension's signature check inverted
+    Planted("go-libp2p", "p2p/security/tls/crypto.go:206:5:negate-condition",
+            "go-libp2p:acceptable.issuer-differs-from-subject"),
+    # == for != where parse_unverified looks for the libp2p extension
+    Planted("rust-libp2p", "src/certificate.rs:182:16:BinaryOperator",
+            "rust-libp2p:valid.libp2p-extension-among-others"),
+    # `!result` as false: a bad extension signature is never refused
+    Planted("js-libp2p", "dist/src/utils.js:64:9:ConditionalExpression#44",
+            "js-libp2p:acceptable.high-s-secp256k1"),
+    # `if not host_pub.verify(...)` without its `not`
+    Planted("py-libp2p-tls",
+            "libp2p/security/tls/certificate.py:356:1:ReplaceUnaryOperator_Delete_Not",
+            "py-libp2p-tls:acceptable.issuer-differs-from-subject"),
+    # P2pCertificate::verify -> Ok(()): no signature is checked (handshakes only)
+    Planted("litep2p", "src/crypto/tls/certificate.rs:313:9:FnValue",
+            "litep2p@quic-dial:invalid.self-signature-corrupted.rsa_pss_rsae_sha512",
+            mode="all"),
+)
+
+
+def fixturegen(*args: str, timeout: float = 3000.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def outcomes(results: Path) -> dict[str, str]:
+    """ENTRY:CASE -> outcome, over every entry of a run (ENTRY as a campaign names it)."""
+    data: dict[str, Any] = json.loads(results.read_text())
+    out: dict[str, str] = {}
+    for impl in data["implementations"]:
+        label = impl["name"] if impl["transport"] is None else \
+            f"{impl['name']}@{impl['transport']}-{impl['direction']}"
+        out |= {f"{label}:{c['id']}": c["outcome"] for c in impl["cases"]}
+    return out
+
+
+@pytest.fixture(scope="module")
+def pinned(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    """The pinned builds' API answers (make adapters)."""
+    out = tmp_path_factory.mktemp("pinned")
+    got: dict[str, dict[str, str]] = {}
+    modes = {p.impl: p.mode for p in PLANTED}
+    for name in sorted({o.impl for o in OLDER} | set(modes)):
+        assert BY_NAME[name].built(ADAPTERS), f"{name} is not built: run 'make adapters'"
+        done = fixturegen("harness", "run", "--impl", name, "--mode", modes.get(name, "api"),
+                          "--no-interop", "--corpus", str(corpus), "--out", str(out / name))
+        assert done.returncode == 0, done.stderr
+        got[name] = outcomes(out / name / "results.json")
+    return got
+
+
+@pytest.mark.parametrize("older", OLDER, ids=lambda o: f"{o.impl}@{o.version}")
+def test_an_older_release_is_built_and_run(older: Older, corpus: Path, tmp_path: Path,
+                                           pinned: dict[str, dict[str, str]]) -> None:
+    out = tmp_path / "run"
+    done = fixturegen("harness", "run", "--impl", f"{older.impl}@{older.version}", "--mode",
+                      "api", "--corpus", str(corpus), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "results.json").read_text())
+    (impl,) = data["implementations"]
+    assert impl["version"] == older.version.lstrip("v") or impl["version"] == older.version
+    got = outcomes(out / "results.json")
+    assert got.keys() == {k for k in pinned[older.impl] if "@" not in k}
+    assert "crash" not in got.values() and "hang" not in got.values()
+    answered = [o for o in got.values() if o != "skip"]
+    assert sum(o in ("agree", "acceptable") for o in answered) > len(answered) // 2
+    if older.differs is None:
+        assert got == {k: v for k, v in pinned[older.impl].items() if k in got}
+    else:
+        case, then, now = older.differs
+        assert (got[case], pinned[older.impl][case]) == (then, now)
+
+
+@pytest.mark.parametrize("planted", PLANTED, ids=lambda p: p.impl)
+def test_a_source_tree_with_a_planted_bug(planted: Planted, corpus: Path, tmp_path: Path,
+                                          pinned: dict[str, dict[str, str]]) -> None:
+    campaign = tmp_path / "mutate"
+    done = fixturegen("mutate", "--impl", planted.impl, "--mutant", planted.mutant,
+                      "--no-upstream", "--mode", planted.mode, "--corpus", str(corpus),
+                      "--out", str(campaign))
+    assert done.returncode == 0, done.stderr
+    report = json.loads((campaign / "mutation.json").read_text())
+    (mutant,) = report["mutants"]
+    assert mutant["mutant"]["id"] == planted.mutant
+    assert mutant["status"] == "killed", mutant
+    assert planted.case in mutant["corpus"]["verdict"]
+    # The campaign leaves its source tree pristine: built as a checkout with --source, it
+    # answers as the pinned release does.
+    tree = campaign / "work" / "tree"
+    out = tmp_path / "source"
+    done = fixturegen("harness", "run", "--impl", planted.impl, "--source", str(tree),
+                      "--mode", planted.mode, "--no-interop", "--corpus", str(corpus),
+                      "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert outcomes(out / "results.json") == pinned[planted.impl]
+
+
+def test_git_bisect_run_names_the_release_that_fixed_py_libp2p_listening(corpus: Path,
+                                                                         tmp_path: Path) -> None:
+    """The guide's bisect (docs/guides/versions.md), at release granularity: a git history
+    of py-libp2p's released sdists (0.6.0, 0.7.0, 0.8.0, 0.8.1, from PyPI), and `git bisect
+    run fixturegen harness check` over it. py-libp2p 0.6.0 listening over TCP accepted a dialler
+    whose certificate lacks the libp2p extension (tls.md: abort); the bisect of the real
+    history names e1f0a65e "fix(tls): reject inbound connections without client
+    certificate", released in 0.7.0: here, the commit holding 0.7.0."""
+    repo = tmp_path / "py-libp2p"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=repo, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    git("init", "-q")
+    commits: dict[str, str] = {}
+    for version in ("0.6.0", "0.7.0", "0.8.0", "0.8.1"):
+        for old in repo.iterdir():
+            if old.name != ".git":
+                subprocess.run(["rm", "-rf", str(old)], check=True)
+        unpacked = tmp_path / f"sdist-{version}"
+        done = subprocess.run([sys.executable, str(ADAPTERS / "py-libp2p" / "mutate"), "source",
+                               "--impl", "py-libp2p-tls", "--version", version, "--into",
+                               str(unpacked)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        for item in unpacked.iterdir():
+            item.rename(repo / item.name)
+        git("add", "-A")
+        git("commit", "-q", "-m", f"py-libp2p {version}")
+        commits[version] = git("rev-parse", "HEAD").strip()
+    git("bisect", "start", "--term-old=broken", "--term-new=fixed", commits["0.8.1"],
+        commits["0.6.0"])
+    check = [sys.executable, "-m", "fixturegen", "harness", "check", "--impl", "py-libp2p-tls",
+             "--source", ".", "--case", "invalid.extension-missing", "--entry", "tcp-listen",
+             "--good", "diverges", "--corpus", str(corpus), "--adapters", str(ADAPTERS)]
+    out = git("bisect", "run", *check)
+    assert f"{commits['0.7.0']} is the first fixed commit" in out, out
