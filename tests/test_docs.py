@@ -203,7 +203,8 @@ MAIN_PAGES = ["index.html", "guides/corpus.html", "guides/validate.html",
               "guides/adapter.html", "reference/cli.html", "reference/checks.html",
               "reference/cases/invalid.html", "reference/formats/manifest.html",
               "results/index.html", "results/matrix.html", "results/findings.html",
-              "results/handshakes.html", "guides/test-assets.html"]
+              "results/handshakes.html", "guides/test-assets.html", "guides/versions.html",
+              "guides/mutation.html", "reference/formats/mutation.html"]
 
 
 @pytest.fixture(scope="module")

@@ -171,6 +171,30 @@ def test_bad_options_are_one_line_and_leave_the_folder(tmp_path: Path) -> None:
     assert done.returncode == 2 and "litep2p has no API mode" in done.stderr
 
 
+def test_an_adapter_that_answers_garbage_is_not_passed_as_a_perfect_one(tmp_path: Path) -> None:
+    """An adapter that answers every request with a line that is not a reply gives no verdict:
+    the campaign counts its protocol errors and exits 3 instead of reporting "0 disagreements"
+    as for a verifier that agrees with the reference everywhere."""
+    garbage = tmp_path / "garbage.py"
+    garbage.write_text("import sys\nfor line in sys.stdin:\n    print('not json', flush=True)\n")
+    out = tmp_path / "fuzz"
+    done = fixturegen("fuzz", "--cases", "40", "--out", str(out), "--name", "garbage", "--",
+                      sys.executable, str(garbage), cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "garbage gave no verdict on any of 40 mutants (40 protocol errors" in line
+    report = json.loads((out / "fuzz.json").read_text())
+    assert report["answers"]["garbage"] == {"verdicts": 0, "skips": 0, "errors": 40,
+                                            "hangs": 0, "crashes": 0}
+    assert "| garbage | 0 | 0 | 40 | 0 | 0 |" in (out / "summary.md").read_text()
+    # A real verifier's answers are verdicts, counted the same way (and exit 0).
+    lenient = fixturegen("fuzz", "--cases", "40", "--out", str(tmp_path / "ok"), "--name",
+                         "lenient", "--", *LENIENT)
+    assert lenient.returncode == 0, lenient.stderr
+    counted = json.loads((tmp_path / "ok" / "fuzz.json").read_text())["answers"]["lenient"]
+    assert counted["verdicts"] == 40 and counted["errors"] == 0
+
+
 def test_a_tbs_change_under_whole_certificate_damage_is_still_re_signed(
         pool: list[Parent]) -> None:
     """One fault at a time: byte-flip damages the re-signed certificate, not the parent's

@@ -203,6 +203,15 @@ def implementation_verdicts(target: Target, mutants: Sequence[Mutant], *, timeou
     return {a.id: a.failure or a.verdict or "error" for a in answers}, seconds
 
 
+ANSWER_KINDS = ("verdicts", "skips", "errors", "hangs", "crashes")
+
+
+def answer_kind(verdict: str) -> str:
+    """Which of ANSWER_KINDS an implementation's answer to one mutant is."""
+    return {"accept": "verdicts", "reject": "verdicts", "skip": "skips", "hang": "hangs",
+            "crash": "crashes"}.get(verdict, "errors")
+
+
 def disagrees(ref: Reference, verdict: str) -> bool:
     if verdict in ("hang", "crash"):
         return True
@@ -229,6 +238,10 @@ class Campaign:
     independent: dict[str, tuple[str, str]] = field(default_factory=dict)
     verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    #: Per implementation, how its answers went: "verdicts" (accept or reject), "skips",
+    #: "errors" (protocol errors: no verdict, not a finding but not an answer either), "hangs",
+    #: "crashes". An adapter that answers garbage has no verdicts: not a clean run.
+    answers: dict[str, dict[str, int]] = field(default_factory=dict)
     reference_seconds: float = 0.0
     reference_slowest: float = 0.0
     catalogue: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
@@ -282,6 +295,9 @@ class Campaign:
             got[target.name], secs = implementation_verdicts(
                 target, batch, timeout=self.timeout, startup=self.startup)
             self.seconds[target.name] = self.seconds.get(target.name, 0.0) + secs
+            tally = self.answers.setdefault(target.name, dict.fromkeys(ANSWER_KINDS, 0))
+            for verdict in got[target.name].values():
+                tally[answer_kind(verdict)] += 1
         self.tried += len(batch)
         for m in batch:
             ref, ind = refs[m.id], found[m.id]

@@ -1,7 +1,8 @@
 """``fixturegen fuzz``: the command line of a differential fuzzing campaign.
 
 Exit codes: 0 the campaign ran (disagreements are findings, in the report); 2 a usage error
-(a bad option, an unusable --out or adapters folder); 3 an adapter cannot start.
+(a bad option, an unusable --out or adapters folder); 3 an adapter cannot start, or gave no
+verdict on any mutant (only protocol errors: not compared; the report is still written).
 """
 
 from __future__ import annotations
@@ -95,6 +96,15 @@ def fuzz(
     new = sum(c.status == "new" for c in r.clusters)
     typer.echo(f"{r.mutants} mutants; {len(r.clusters)} clusters ({new} new), "
                f"{len(r.reference_findings)} reference findings; report in {out}/summary.md")
+    # An adapter that never gave a verdict (garbage, or only protocol errors) was not compared:
+    # "0 disagreements" would pass it as a perfect one.
+    silent = [name for name, a in r.answers.items() if r.mutants and a["verdicts"] == 0
+              and a["errors"] > 0]
+    if silent:
+        a = r.answers[silent[0]]
+        fail(f"{silent[0]} gave no verdict on any of {r.mutants} mutants ({a['errors']} protocol "
+             f"errors, {a['skips']} skips): it was not compared (the report in {out} says so)",
+             EXIT_ADAPTER)
 
 
 def _targets(names: list[str], adapters: Path | None) -> list[Target]:

@@ -71,6 +71,11 @@ class FuzzReport(FrozenModel):
     throughput: dict[str, float] = Field(description="Mutants per second: 'reference' (the "
                                          "reference verifier alone) and each implementation")
     reference_slowest_seconds: float
+    answers: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Per implementation, its answers by kind: verdicts "
+        "(accept or reject), skips, errors (protocol errors, no verdict), hangs, crashes. "
+        "Disagreements are counted over verdicts, hangs and crashes only: an implementation "
+        "with no verdicts was not compared")
     reference_crashes: int = Field(description="Mutants on which the reference verifier "
                                    "raised (each also a reference finding)")
     reference_hangs: int = Field(description="Mutants the reference verifier took more than "
@@ -135,7 +140,7 @@ def report(c: Campaign, clusters: list[Cluster], findings: list[Cluster], seed: 
         schema_version=FUZZ_SCHEMA_VERSION,
         generator=Generator(name="fixturegen", version=__version__), seed=seed, mutants=n,
         seconds=round(seconds, 1), throughput=throughput,
-        reference_slowest_seconds=round(c.reference_slowest, 4),
+        reference_slowest_seconds=round(c.reference_slowest, 4), answers=c.answers,
         reference_crashes=c.reference_crashes, reference_hangs=c.reference_hangs,
         max_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         clusters=[_info(c, x) for x in clusters],
@@ -146,6 +151,11 @@ def summary(r: FuzzReport) -> str:
     lines = [f"# fixturegen fuzz: {r.mutants} mutants in {r.seconds:.0f} s (seed "
              f"{code(r.seed)})", "", "| who | mutants/s |", "|---|---|"]
     lines += [f"| {md(k)} | {v:.0f} |" for k, v in r.throughput.items()]
+    if r.answers:
+        lines += ["", "| implementation | verdicts | skips | protocol errors | hangs | crashes |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {md(k)} | {a['verdicts']} | {a['skips']} | {a['errors']} | {a['hangs']} "
+                  f"| {a['crashes']} |" for k, a in r.answers.items()]
     lines += ["", f"Reference verifier: {r.reference_crashes} tracebacks, "
               f"{r.reference_hangs} over its time limit, slowest mutant "
               f"{r.reference_slowest_seconds * 1000:.1f} ms; peak memory of the run "
