@@ -144,6 +144,8 @@ SHIPPED: tuple[Adapter, ...] = (
     # Handshake mode only: litep2p's certificate module is crate-private (no API mode: its
     # certificate requests answer skip; a generate reads what a litep2p listener presents, Ed25519
     # only), and TLS is only in its QUIC transport (its TCP transport secures with Noise).
+    # Other versions from 0.14.0: before it, litep2p needs multihash 0.17, whose core2 "^0.4" is
+    # yanked from crates.io (no build resolves).
     Adapter("litep2p", "crates.io litep2p", "0.16.0", "litep2p",
             ("./target/release/adapter",),
             verifier="none (handshake mode only: crypto::tls::certificate is crate-private)",
@@ -152,7 +154,7 @@ SHIPPED: tuple[Adapter, ...] = (
             "listen, ConnectionEstablished or DialFailure; no API mode (crypto::tls is "
             "crate-private), no TLS over TCP (Noise)",
             transports=("quic",), api=False,
-            ecosystem="crates", registry_name="litep2p", since="0.16.0"),
+            ecosystem="crates", registry_name="litep2p", since="0.14.0"),
 )
 
 BY_NAME = {adapter.name: adapter for adapter in SHIPPED}
