@@ -152,7 +152,10 @@ def compiled(package: Path, into: Path) -> Path:
             "compilerOptions": {"module": "NodeNext", "moduleResolution": "NodeNext",
                                 "target": "ES2022", "rootDir": "src", "outDir": "dist/src",
                                 "noCheck": True, "skipLibCheck": True, "declaration": False,
-                                "sourceMap": False, "noEmitOnError": False},
+                                "sourceMap": False, "noEmitOnError": False,
+                                # the js-libp2p tree imports './tls.ts' (TypeScript 5.7+)
+                                "allowImportingTsExtensions": True,
+                                "rewriteRelativeImportExtensions": True},
             "include": ["src/**/*.ts"]}, indent=1))
         code, out = run([str((tools / "node_modules" / ".bin" / "tsc").absolute()), "-p",
                          "tsconfig.fixturegen.json"], cwd=copy)
@@ -181,8 +184,10 @@ def smoke() -> str | None:
         try:
             reply = json.loads(proc.stdout.splitlines()[0])
         except (ValueError, IndexError):
-            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            raise Failed(f"node adapter.js does not answer in API mode: {tail}") from None
+            lines = proc.stderr.strip().splitlines() or ["no output"]
+            # node ends a crash with its version line: the error is the first "...Error" line
+            tail = next((x.strip() for x in lines if re.match(r"\s*\w*Error\b", x)), lines[-1])
+            raise Failed(f"node adapter.js does not answer in API mode: {tail[:300]}") from None
         if not isinstance(reply, dict) or reply.get("verdict") not in VERDICTS:
             raise Failed(f"node adapter.js answers {reply!r} in API mode")
         return reply
