@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,9 +18,17 @@ import typer
 
 # typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
-from fixturegen.errors import EXIT_INTERRUPTED, fail, out_path, seed_option, stopped_code
+from fixturegen.errors import (
+    EXIT_INTERRUPTED,
+    fail,
+    out_path,
+    parse_time,
+    seed_option,
+    stopped_code,
+)
 from fixturegen.fuzz.commands import fuzz as fuzz_command
 from fixturegen.harness.commands import harness_app
+from fixturegen.importer.commands import import_command
 from fixturegen.keys import KeyPair
 from fixturegen.mutation.commands import mutate_app
 from fixturegen.verify.inputs import printable
@@ -38,6 +45,7 @@ harness_app.command("check")(versions_commands.check_command)
 harness_app.command("profile")(versions_commands.profile_command)
 harness_app.command("build")(versions_commands.build_command)
 app.add_typer(mutate_app, name="mutate")
+app.command("import")(import_command)
 
 
 @app.command()
@@ -108,22 +116,6 @@ def export(
 
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-def parse_time(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        fail(f"--at {text!r} is not an ISO 8601 time (e.g. 2030-01-01T00:00:00Z)")
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    try:
-        moment = moment.astimezone(UTC)
-        moment.timestamp()
-    except (OverflowError, ValueError, OSError):
-        fail(f"--at {text!r} is outside the years 1..9999 once in UTC")
-    return moment
 
 
 @app.command()

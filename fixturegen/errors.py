@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
@@ -76,3 +77,19 @@ def out_path(value: str | Path) -> Path:
     if value.strip() == "":
         raise typer.BadParameter("an empty path: name a folder (or '.' for this one)")
     return Path(value)
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--at {text!r} is not an ISO 8601 time (e.g. 2030-01-01T00:00:00Z)")
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:
+        moment = moment.astimezone(UTC)
+        moment.timestamp()
+    except (OverflowError, ValueError, OSError):
+        fail(f"--at {text!r} is outside the years 1..9999 once in UTC")
+    return moment

@@ -160,7 +160,7 @@ PAGES = pages_with_examples()
 
 def test_the_guides_have_runnable_examples() -> None:
     names = {page.name for page in PAGES}
-    for guide in ("corpus", "test-assets", "validate", "adapter", "fuzzing"):
+    for guide in ("corpus", "test-assets", "validate", "adapter", "fuzzing", "import"):
         assert f"docs/guides/{guide}.md" in names, f"docs/guides/{guide}.md runs no example"
     assert "README.md" in names
     assert sum(len(p.examples) for p in PAGES) >= 25
@@ -204,7 +204,7 @@ MAIN_PAGES = ["index.html", "guides/corpus.html", "guides/validate.html",
               "reference/cases/invalid.html", "reference/formats/manifest.html",
               "results/index.html", "results/matrix.html", "results/findings.html",
               "results/handshakes.html", "guides/test-assets.html", "guides/versions.html",
-              "guides/mutation.html", "reference/formats/mutation.html"]
+              "guides/mutation.html", "reference/formats/mutation.html", "guides/import.html"]
 
 
 @pytest.fixture(scope="module")

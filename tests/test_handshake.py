@@ -15,6 +15,7 @@ import pytest
 from fixturegen.harness.adapters import BY_NAME, PEER
 from fixturegen.harness.handshake import FAULTS, HandshakeCase, handshake_cases
 from fixturegen.harness.session import Target, run_handshake
+from tests.signals import default_signals
 
 ROOT = Path(__file__).resolve().parents[1]
 ADAPTERS = ROOT / "adapters"
@@ -262,7 +263,8 @@ def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
     proc = subprocess.Popen(
         [sys.executable, "-m", "fixturegen", "harness", "run", "--impl", "go-libp2p",
          "--mode", "handshake", "--no-interop", "--corpus", str(corpus), "--out", str(out)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_signals)
     deadline = time.monotonic() + 120
     while len(_marked(tag)) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # the run, its adapter and its fixture peer

@@ -34,6 +34,7 @@ from fixturegen.verify.der import (
 )
 from fixturegen.verify.inputs import InputError, pem_blocks, read_bounded
 from fixturegen.verify.x509 import Memo, parse_certificate
+from tests.signals import default_signals
 
 ED = "matrix.ed25519.ed25519.fixed"
 
@@ -347,7 +348,8 @@ def _running(pid: int) -> bool:
 def _start_generate(out: Path, session: bool = False) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "fixturegen", "generate", "--out", str(out),
                              "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, start_new_session=session)
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=session,
+                            preexec_fn=default_signals)
 
 
 def _wait_for_workers(proc: subprocess.Popen[str]) -> list[int]:

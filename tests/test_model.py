@@ -180,7 +180,7 @@ RANKS = {
     "fixturegen.model": 4,
     "fixturegen.cases": 5,
     "fixturegen.output": 6, "fixturegen.profiles": 6, "fixturegen.builds": 6,
-    "fixturegen.harness": 7,
+    "fixturegen.harness": 7, "fixturegen.importer": 7,
     "fixturegen.fuzz": 8, "fixturegen.versions": 8, "fixturegen.mutation": 8,
     "fixturegen.cli": 9, "fixturegen.__main__": 10,
 }

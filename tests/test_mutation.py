@@ -28,6 +28,7 @@ from fixturegen.mutation.model import MutationFile
 from fixturegen.mutation.report import MergeError, load, merge
 from fixturegen.mutation.setup import load_setup
 from fixturegen.owned import NotOwned
+from tests.signals import default_signals
 
 TESTS = Path(__file__).resolve().parent
 ADAPTER = Adapter("test-mutable", "a stand-in verifier", "1.0.0", "mutable", ("./artefact",),
@@ -218,7 +219,8 @@ def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path
                                 out=str(out), cache=str(cache))
     env = {**os.environ, "MUTABLE_SLOW": "1"}
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=default_signals)
     marker = cache / "shared" / "mutable" / "building-slow"
     deadline = time.monotonic() + 600
     while not marker.exists():

@@ -407,7 +407,7 @@ def _vectors() -> tuple[list[Any], list[Any]]:
     for c in ALL:
         if c.id in needed_certificates():
             rendered = c.render(seed)
-            pem = dict(rendered.files)[rendered.fixture.certificate_key_path]
+            pem = rendered.key_pem
             certs.append(CertificateInput(rendered.fixture, load_key(pem)))
     other = derive_private_key(KeyKind.P256, seed, "transcripts/other-key")
     return build_vectors(seed, certs, other)

@@ -47,6 +47,13 @@ class Rendered:
     fixture: Fixture
     files: tuple[tuple[str, bytes], ...]
 
+    @property
+    def key_pem(self) -> bytes:
+        """The certificate key's PKCS#8 PEM (every generated case has one)."""
+        path = self.fixture.certificate_key_path
+        assert path is not None, self.fixture.id
+        return dict(self.files)[path]
+
 
 @dataclass(frozen=True)
 class Case:

@@ -111,6 +111,7 @@ def _fixture(c: Campaign, m: Mutant, cluster: Cluster, path: str, key_path: str)
             not_after=parent.certificate.not_after, serial=parent.certificate.serial,
             extension_critical=parent.certificate.extension_critical),
         certificate_key_path=key_path, host_key=parent.host_key, expect_peer_id=None,
+        imported_from=None,
         expected=Expected(result=result,
                           error=ErrorCode(ref.error) if ref.error in ERROR_CODES else None,
                           peer_id=ref.peer_id if ref.verdict == "accept" else None))
@@ -222,7 +223,7 @@ def write(c: Campaign, clusters: list[Cluster], findings: list[Cluster], r: Fuzz
         path, key_path = f"certs/{m.id}.der", f"keys/{m.parent}.pem"
         files[path] = m.der
         parent = c.by_id[m.parent].rendered
-        files[key_path] = dict(parent.files)[parent.fixture.certificate_key_path]
+        files[key_path] = parent.key_pem
         fixtures[m.id] = _fixture(c, m, cluster, path, key_path)
     used = sorted({f for fx in fixtures.values() for f in fx.flags})
     manifest = Manifest(

@@ -26,6 +26,16 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _absent_when_null(field: str, handler: SerializerFunctionWrapHandler, model: BaseModel
+                      ) -> dict[str, object]:
+    """A model's JSON without ``field`` when it is null: an optional field only some entries
+    have, so that the others serialise exactly as before it existed."""
+    data: dict[str, object] = handler(model)
+    if data.get(field) is None:
+        data.pop(field, None)
+    return data
+
+
 class Generator(FrozenModel):
     name: str
     version: str
@@ -33,8 +43,9 @@ class Generator(FrozenModel):
 
 class KeyInfo(FrozenModel):
     type: str = Field(description="Key kind: rsa-2048, p256, p384, p521, ed25519, ed448, ...")
-    source: Literal["fixed", "throwaway", "user"] = Field(
-        description="user: the --certificate-key the user brought")
+    source: Literal["fixed", "throwaway", "user", "imported"] = Field(
+        description="user: the --certificate-key the user brought; imported: a certificate "
+        "brought by `fixturegen import` (type 'unknown' when it is none of the toolkit's kinds)")
     file: str | None = Field(None, description="The fixed key's file, relative to the repo root")
     fingerprint: str | None = Field(
         None, description="A user key's SHA-256 of its DER SubjectPublicKeyInfo, hex (only "
@@ -43,10 +54,7 @@ class KeyInfo(FrozenModel):
     @model_serializer(mode="wrap")
     def _only_a_user_key_has_a_fingerprint(self, handler: SerializerFunctionWrapHandler
                                             ) -> dict[str, object]:
-        data: dict[str, object] = handler(self)
-        if data.get("fingerprint") is None:
-            data.pop("fingerprint", None)
-        return data
+        return _absent_when_null("fingerprint", handler, self)
 
 
 class CertificateInfo(FrozenModel):
@@ -60,8 +68,9 @@ class CertificateInfo(FrozenModel):
 
 class HostKeyInfo(FrozenModel):
     type: HostKeyType
-    kind: str = Field(description="Key kind (curve or modulus) of the host key")
-    source: Literal["fixed", "throwaway"]
+    kind: str = Field(description="Key kind (curve or modulus) of the host key; 'unknown' when "
+                      "an imported host key's data does not decode")
+    source: Literal["fixed", "throwaway", "imported"]
     public_key_protobuf_hex: str
 
 
@@ -87,12 +96,24 @@ class Fixture(FrozenModel):
     flags: list[Flag]
     importance: Literal["critical", "high", "medium", "low"] | None
     certificate: CertificateInfo
-    certificate_key_path: str = Field(description="PKCS#8 PEM of the certificate key")
-    host_key: HostKeyInfo
+    certificate_key_path: str | None = Field(
+        description="PKCS#8 PEM of the certificate key; null for an imported certificate that "
+        "came without its key (handshakes cannot present it)")
+    host_key: HostKeyInfo | None = Field(
+        description="The host key the extension names; null for an imported certificate whose "
+        "extension holds none that decodes (a dialler then expects no particular PeerId)")
     expect_peer_id: str | None = Field(
         description="The PeerId the caller expects (dialled); null when none is given"
     )
     expected: Expected
+    imported_from: str | None = Field(
+        default=None, description="For a certificate brought by `fixturegen import`: the file "
+        "it came from, as given on the command line (absent for generated fixtures)")
+
+    @model_serializer(mode="wrap")
+    def _only_an_imported_fixture_names_its_file(self, handler: SerializerFunctionWrapHandler
+                                                 ) -> dict[str, object]:
+        return _absent_when_null("imported_from", handler, self)
 
 
 class Manifest(FrozenModel):

@@ -23,5 +23,7 @@ def environment() -> Environment:
     )
 
 
-def render_readme(manifest: Manifest) -> str:
-    return environment().get_template("corpus-README.md.j2").render(m=manifest)
+def render_readme(manifest: Manifest, *, imported: bool = False) -> str:
+    """The corpus README (``imported``: a corpus ``fixturegen import`` made)."""
+    return environment().get_template("corpus-README.md.j2").render(m=manifest,
+                                                                    imported=imported)

@@ -166,7 +166,7 @@ def build_transcripts(rendered: list[Rendered], seed: bytes, seed_text: str | No
 
     needed = tc.needed_certificates()
     certs = [
-        tc.CertificateInput(r.fixture, tc.load_key(dict(r.files)[r.fixture.certificate_key_path]))
+        tc.CertificateInput(r.fixture, tc.load_key(r.key_pem))
         for r in rendered
         if r.fixture.expected.error is None or r.fixture.id in needed
     ]

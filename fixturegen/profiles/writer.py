@@ -109,7 +109,7 @@ def write(profile: Profile, variant: str, out: Path, seed: str,
             stem = asset.file.rsplit(".", 1)[0]
             key_path = f"keys/{stem}.pem"
             (staged / asset.file).write_bytes(files[rendered.fixture.path])
-            (staged / key_path).write_bytes(files[rendered.fixture.certificate_key_path])
+            (staged / key_path).write_bytes(rendered.key_pem)
             fixtures.append(_fixture(asset, rendered.fixture, key_path))
         used = sorted({f for fx in fixtures for f in fx.flags})
         manifest = Manifest(

@@ -241,6 +241,11 @@ class Flag(StrEnum):
 ERROR_CODES: dict[str, str] = {c.value: c.description for c in ErrorCode}
 #: The flags the verifier reports, with a one-line summary.
 BORDERLINE_FLAGS: dict[str, str] = {f.value: f.summary for f in Flag if f.reported}
+#: The reported flags that leave either verdict conformant: a certificate the reference verifier
+#: accepts with one of them is ``acceptable`` (what ``fixturegen import`` concludes). A libp2p
+#: extension marked critical is not among them: the spec lets it be, so it must be accepted.
+EITHER_VERDICT_FLAGS: frozenset[Flag] = frozenset(
+    f for f in Flag if f.reported and f is not Flag.CRITICAL_LIBP2P_EXTENSION)
 #: Every flag's note, for the manifest's ``notes``.
 NOTES: dict[str, str] = {f.value: f.note for f in Flag}
 
