@@ -441,7 +441,7 @@ def test_a_stopping_signal_exits_with_one_line_and_keeps_the_corpus(
         proc.send_signal(signum)
     thaw(proc, workers)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == code
+    assert proc.returncode == code, stderr
     assert stderr == f"fixturegen: {word}\n"
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before

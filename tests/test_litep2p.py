@@ -72,3 +72,39 @@ def test_generate_reads_the_certificate_a_litep2p_listener_presents() -> None:
     assert verdict.accepted and verdict.peer_id == made["peer_id"]
     assert secp["verdict"] == "skip" and "Ed25519" in secp["error"]
     assert cert["verdict"] == "skip" and "crate-private" in cert["error"]
+
+
+def test_the_interop_stage_fills_litep2p_column_by_handshake(tmp_path: Path) -> None:
+    """No API, so the interop stage asks litep2p in a real QUIC handshake: it dials the
+    fixture peer presenting each certificate go-libp2p made (with its key), expecting the
+    maker's PeerId. It takes go-libp2p's Ed25519 identities and refuses the others (its
+    PublicKey is Ed25519 only); its own certificates come without a key and stay skip."""
+    go = BY_NAME["go-libp2p"]
+    if not (LITEP2P.built(ADAPTERS) and go.built(ADAPTERS) and (ADAPTERS / PEER).is_file()):
+        pytest.skip("litep2p, go-libp2p or the fixture peer is not built: run 'make adapters'")
+    import json
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    subprocess.run([sys.executable, "-m", "fixturegen", "generate", "--out", str(corpus),
+                    "--only", VALID], check=True, capture_output=True, timeout=120)
+    out = tmp_path / "reports"
+    run = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--impl",
+                          "go-libp2p", "--impl", "litep2p", "--mode", "handshake",
+                          "--no-transcripts", "--corpus", str(corpus), "--out", str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode in (0, 1), run.stderr
+    made = json.loads((out / "results.json").read_text())["peer_made"]["certificates"]
+    cells = {c["id"]: c["verifiers"]["litep2p"] for c in made}
+    by_go = {i: c for i, c in cells.items() if i.startswith("go-libp2p.")}
+    assert len(by_go) == 8
+    for i, cell in by_go.items():
+        if ".ed25519." in i:
+            assert (cell["verdict"], cell["outcome"], cell["error"]) == ("accept", "agree", None)
+            assert cell["peer_id"] == next(c["peer_id"] for c in made if c["id"] == i)
+        else:
+            assert cell["verdict"] == "reject" and cell["outcome"] == "false_reject"
+            assert cell["error"].startswith("quic dial handshake: ")
+    own = [c for i, c in cells.items() if i.startswith("litep2p.")]
+    assert own and all(c["verdict"] == "skip" for c in own)

@@ -179,3 +179,20 @@ def test_recipes_of_the_shipped_adapters_name_their_registries() -> None:
         recipe: Recipe = adapter.recipe
         assert recipe.package and recipe.since, adapter.name
         assert recipe.carries(Version.parse(adapter.version)), adapter.name
+
+
+def test_the_matrix_command_refuses_its_out_before_asking_a_registry(tmp_path: Path) -> None:
+    """The command line checks --out first: one line, exit 2, nothing on standard output, and
+    no registry asked (a version that no registry serves is never looked up)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    run = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "matrix", "--impl",
+                          "go-libp2p", "--versions", "v0.0.0-not-served", "--out", str(fifo)],
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == f"fixturegen: error: {fifo} exists and is not a folder (a file, FIFO " \
+                         "or device)\n"

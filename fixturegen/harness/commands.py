@@ -246,7 +246,8 @@ def run(
         if interop and broken is None:
             say(f"harness: interop: {len(targets)} implementations make and check certificates")
             try:
-                peer_made = run_interop(targets, folder, timeout=timeout, startup=startup)
+                peer_made = run_interop(targets, folder, timeout=timeout, startup=startup,
+                                        peer_argv=peer_argv)
             except OSError as exc:
                 fail(f"interop: cannot keep the certificates in {folder}: "
                      f"{exc.strerror or exc}")

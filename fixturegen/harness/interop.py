@@ -9,6 +9,12 @@
    that PeerId. Each cell is an outcome against the maker's claim (the certificate is valid and
    stands for that PeerId): a rejection is an interop finding, and a certificate a live
    implementation made that the reference verifier rejects is a bug in fixturegen.
+3. **By handshake** where there is no API: an implementation that answers every certificate
+   request with ``skip`` (litep2p: its certificate module is private) checks each certificate
+   whose key came with it in a real handshake instead, dialling the fixture peer that presents
+   it and expecting the maker's PeerId (over the first transport it has; the run must have the
+   fixture peer, as ``--mode handshake`` or ``all`` does). Its cells say so in their error
+   text when they reject; a certificate that came without its key stays ``skip``.
 
 The certificates are kept under the reports folder, ``peer-made/ID.der`` (a chain's further
 certificates ``ID.2.der`` ...), their keys ``peer-made/ID.pem``.
@@ -25,8 +31,9 @@ from pathlib import Path
 
 from fixturegen.harness import driver
 from fixturegen.harness.compare import outcome
+from fixturegen.harness.handshake import HandshakeCase, Presentation
 from fixturegen.harness.protocol import HOST_KEY_TYPES, HostKeyType, Request
-from fixturegen.harness.requests import Expectation
+from fixturegen.harness.requests import Expectation, HarnessCase
 from fixturegen.harness.results import (
     CellResult,
     GenerateAttempt,
@@ -34,7 +41,7 @@ from fixturegen.harness.results import (
     PeerMadeCertificate,
     PeerVerdict,
 )
-from fixturegen.harness.session import Target
+from fixturegen.harness.session import Target, run_handshake
 from fixturegen.verify.der import (
     MAX_CERTIFICATE_BYTES,
     MAX_CHAIN_CERTIFICATES,
@@ -155,9 +162,39 @@ def _write(folder: Path, made: Sequence[Made]) -> dict[str, str]:
     return paths
 
 
+def _by_handshake(target: Target, made: Sequence[Made], requests: Sequence[Request],
+                  answers: list[driver.Answer], peer_argv: Sequence[str], *, timeout: float,
+                  startup: float) -> list[driver.Answer]:
+    """For an implementation without an API (every answer a skip): each certificate whose key
+    came with it, checked by dialling the fixture peer that presents it."""
+    keyed = [(i, m) for i, m in enumerate(made) if m.key is not None]
+    if not (peer_argv and target.transports and keyed and answers
+            and all(a.verdict == "skip" for a in answers)):
+        return answers
+    transport = target.transports[0]
+    claim = "the maker's certificate stands for the maker's PeerId"
+    cases = [HandshakeCase(
+        HarnessCase(Request(id=m.id, kind="handshake", transport=transport, direction="dial",
+                            expect_peer_id=m.peer_id, timeout_ms=int(timeout * 1000)),
+                    Expectation("valid", m.peer_id, None), claim, f"made by {m.maker}", None,
+                    f"{FOLDER}/{m.id}.der"),
+        Presentation(tuple(requests[i].certificates or ()), m.key, None, ""), None)
+        for i, m in keyed]
+    entry = run_handshake(target, peer_argv, cases, transport, "dial",
+                          timeout=timeout, startup=startup, stderr_path=None)
+    out = list(answers)
+    for (i, _), case in zip(keyed, entry.cases, strict=True):
+        error = f"{transport} dial handshake: {case.error}" if case.error else None
+        failure = case.outcome if case.outcome in ("hang", "crash", "error") else None
+        out[i] = driver.Answer(case.id, case.verdict, case.peer_id, error, failure,
+                               case.seconds)
+    return out
+
+
 def check_all(targets: Sequence[Target], made: Sequence[Made], folder: Path, *, timeout: float,
-              startup: float) -> list[PeerMadeCertificate]:
-    """The reference verifier and every implementation over every peer-made certificate."""
+              startup: float, peer_argv: Sequence[str] = ()) -> list[PeerMadeCertificate]:
+    """The reference verifier and every implementation over every peer-made certificate
+    (by handshake where an implementation has no API and the fixture peer is given)."""
     paths = _write(folder, made)
     reference = Verifier()
     requests = [Request(id=m.id, kind="certificate",
@@ -170,6 +207,8 @@ def check_all(targets: Sequence[Target], made: Sequence[Made], folder: Path, *, 
             answers = driver.run(target.argv, requests, timeout=timeout, startup=startup)
         except driver.AdapterStartError as exc:
             answers = [driver.Answer(r.id, None, None, str(exc), "crash", 0.0) for r in requests]
+        answers = _by_handshake(target, made, requests, answers, peer_argv, timeout=timeout,
+                                startup=startup)
         for cert, answer in zip(made, answers, strict=True):
             claim = Expectation("valid", cert.peer_id, None)
             cells[cert.id][target.name] = CellResult(
@@ -189,7 +228,8 @@ def check_all(targets: Sequence[Target], made: Sequence[Made], folder: Path, *, 
 
 
 def run_interop(targets: Sequence[Target], folder: Path, *, timeout: float, startup: float,
-                per_type: int = PER_TYPE) -> PeerMade:
+                per_type: int = PER_TYPE, peer_argv: Sequence[str] = ()) -> PeerMade:
     attempts, made = make_all(targets, timeout=timeout, startup=startup, per_type=per_type)
     return PeerMade(certificates=check_all(targets, made, folder, timeout=timeout,
-                                           startup=startup), attempts=attempts)
+                                           startup=startup, peer_argv=peer_argv),
+                    attempts=attempts)

@@ -41,6 +41,8 @@ from fixturegen.owned import NotOwned, publish
 from fixturegen.owned import check as may_write
 
 DEFAULT_SEED = "libp2p-fixturegen"
+#: The signals that stop a run (see fixturegen/__main__.py).
+_STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 class OutputError(Exception):
@@ -105,8 +107,17 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
                                initargs=(os.getpid(),))
     try:
         out = []
-        for r in pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
-                           chunksize=4):
+        # The first submission forks the workers, then starts the pool's manager thread. A
+        # stopping signal between the two left a thread that shutdown cannot join: it raised
+        # RuntimeError and the run hung (seen on a loaded machine). The signals wait until
+        # every task is submitted; one that came meanwhile is handled right after.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        try:
+            results = pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
+                               chunksize=4)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for r in results:
             out.append(r)
             if progress:
                 progress()
@@ -131,6 +142,7 @@ def _worker_start(parent: int) -> None:
     for signum in (signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)  # forked while the parent blocked them
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

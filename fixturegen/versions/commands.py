@@ -33,8 +33,9 @@ from fixturegen.harness.commands import (
 )
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.owned import NotOwned
+from fixturegen.owned import check as may_write
 from fixturegen.versions.check import ENTRIES, EXIT_CANNOT_TELL, CheckError, Good, check
-from fixturegen.versions.matrix import Settings, run_matrix, versions
+from fixturegen.versions.matrix import COMMAND, Settings, run_matrix, versions
 from fixturegen.versions.profile import profile as run_profile
 from fixturegen.versions.profile import table
 
@@ -77,6 +78,11 @@ def matrix(
         fail(f"--impl {impl!r}: give a shipped adapter ({', '.join(BY_NAME)})")
     if mode not in MODES:
         fail(f"--mode {mode!r}: use api, handshake or all")
+    if not dry_run:
+        try:
+            may_write(out, COMMAND)  # refused before the registry is asked
+        except NotOwned as exc:
+            fail(str(exc))
     try:
         spec = parse_spec(versions_spec)
         chosen = versions(adapter, spec)
