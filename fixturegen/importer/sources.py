@@ -178,11 +178,15 @@ def _sidecar(path: Path) -> Sidecar:
         raise ImportProblem(f"{where}: not JSON ({exc})") from None
 
 
-def read_source(path: Path, shown: str) -> Source:
-    """One certificate file with its key and sidecar."""
+def read_source(path: Path, shown: str, *, walked: bool = False) -> Source | None:
+    """One certificate file with its key and sidecar. A PEM file without a certificate is
+    refused when named, passed over (None) when a folder walk found it: a key beside its
+    certificate."""
     where = _name(Path(shown))
     certs, keys = _certificates(_read(path, MAX_FILE_BYTES), where)
     if not certs:
+        if walked:
+            return None
         raise ImportProblem(f"{where}: no CERTIFICATE block in the PEM file")
     if len(certs) > MAX_CHAIN_CERTIFICATES:
         raise ImportProblem(f"{where}: a chain of {len(certs)} certificates (limit "
@@ -198,18 +202,6 @@ def read_source(path: Path, shown: str) -> Source:
                   printable(key[1]) if key else None, _sidecar(path))
 
 
-def _is_certificate_file(path: Path) -> bool:
-    if path.suffix.lower() not in CERTIFICATE_SUFFIXES:
-        return False
-    if path.suffix.lower() == ".pem":  # a key beside its certificate, or a PEM certificate?
-        try:
-            data = read_bounded(path, MAX_FILE_BYTES)
-        except InputError:
-            return True  # read_source reports it
-        return b"-----BEGIN CERTIFICATE-----" in data or not data.lstrip().startswith(_PEM)
-    return True
-
-
 def _walk(folder: Path) -> Iterator[Path]:
     base = len(folder.parts)
     for root, dirs, files in os.walk(folder, followlinks=False):
@@ -219,25 +211,28 @@ def _walk(folder: Path) -> Iterator[Path]:
         dirs.sort()
         for name in sorted(files):
             path = here / name
-            if not path.is_symlink() and path.is_file() and _is_certificate_file(path):
+            if (path.suffix.lower() in CERTIFICATE_SUFFIXES and not path.is_symlink()
+                    and path.is_file()):
                 yield path
 
 
 def find_sources(paths: Sequence[Path]) -> list[Source]:
     """Every certificate under ``paths`` (files as named, folders walked), in order."""
-    found: list[tuple[Path, str]] = []
+    found: list[tuple[Path, str, bool]] = []
     for given in paths:
         if given.is_dir():
-            found += [(p, str(p)) for p in _walk(given)]
+            found += [(p, str(p), True) for p in _walk(given)]
         elif given.exists() or given.is_symlink():
-            found.append((given, str(given)))
+            found.append((given, str(given), False))
         else:
             raise ImportProblem(f"{_name(given)}: no such file or folder")
         if len(found) > MAX_CERTIFICATES:
             raise ImportProblem(f"more than {MAX_CERTIFICATES} certificate files: import them "
                                "in parts")
-    if not found:
+    read = [read_source(path, shown, walked=walked) for path, shown, walked in found]
+    sources = [source for source in read if source is not None]
+    if not sources:
         shown = ", ".join(_name(p) for p in paths)
         raise ImportProblem(f"no certificate file (*.der, *.crt, *.cer, *.pem) in {shown}")
-    return [read_source(path, shown) for path, shown in found]
+    return sources
 
