@@ -130,6 +130,28 @@ def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
         assert peer is not None and peer.outcome == "failed"
 
 
+def test_a_failure_is_tried_once_more_before_it_is_reported(
+        built: Target, corpus: Path, tmp_path: Path) -> None:
+    """A hang that a second attempt (fresh adapter and fixture peer) does not meet is not
+    reported as a hang: the second attempt's verdict is (the misbehaving adapter accepts with
+    a PeerId of its own making), and the result says how the first attempt ended; a hang met
+    twice stays one."""
+    ids = ["matrix.ecdsa_secp256r1_sha256.ed25519.fixed"]
+    cases = pick(handshake_cases(corpus, "tcp", "dial", 1.0), ids)  # type: ignore[arg-type]
+    for option, outcome, starts in (("--mute-first", "false_accept", 2), ("--mute", "hang", 2)):
+        log = tmp_path / option / "starts"
+        log.parent.mkdir()
+        adapter = Target("flaky", "custom", "0", "none",
+                         (sys.executable, str(ROOT / "tests/adapters/misbehave.py"), str(log),
+                          option))
+        entry = run_handshake(adapter, [str(ADAPTERS / PEER)], cases, "tcp", "dial",
+                              timeout=1.0, startup=2.0, stderr_path=None)
+        (case,) = entry.cases
+        assert case.outcome == outcome and entry.counts[outcome] == 1, case
+        assert case.first_attempt is not None and case.first_attempt.startswith("hang: ")
+        assert log.read_text().count("start") == starts
+
+
 @pytest.mark.parametrize("direction", ["dial", "listen"])
 @pytest.mark.parametrize(("name", "transport"), [
     ("rust-libp2p", "tcp"), ("rust-libp2p", "quic"), ("js-libp2p", "tcp"), ("js-libp2p", "quic"),

@@ -56,6 +56,11 @@ class CaseResult(_Model):
         "the case, as the adapter measured it (null: it did not say)")
     peer: PeerSide | None = Field(
         default=None, description="handshake mode: how the fixture peer's side ended")
+    first_attempt: str | None = Field(
+        default=None, description="handshake mode: a case whose first attempt ended in hang, "
+        "crash or error is tried once more, alone, with a fresh adapter and fixture peer (at "
+        "most 16 cases per entry), and the second attempt's result is the case's; this is "
+        "how the first ended (null: one attempt)")
 
 
 class Implementation(_Model):

@@ -8,7 +8,8 @@ twice, ``flood.*`` answer with a 9 MB line, ``stderr.*`` write 20 MB to stderr t
 ``fork.*`` start a child that holds stdout open (its pid appended to the starts file as
 ``child PID``) and hang. Every start is appended to the file named by the first argument, so a
 test can count restarts. With ``--mute`` as second argument it reads requests and never
-answers.
+answers; with ``--mute-first``, only its first start is mute (a failure that a second attempt
+does not meet).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import time
 
 
 def main() -> int:
-    with open(sys.argv[1], "a") as starts:
+    with open(sys.argv[1], "a+") as starts:
         starts.write("start\n")
-    mute = sys.argv[2:3] == ["--mute"]
+        starts.seek(0)
+        first = starts.read().count("start") == 1
+    mute = sys.argv[2:3] == ["--mute"] or (sys.argv[2:3] == ["--mute-first"] and first)
     for line in sys.stdin:
         if mute:
             continue
