@@ -45,6 +45,9 @@ from fixturegen.verify.identity import (
 from fixturegen.verify.x509 import LIBP2P_OID, Memo, ParsedCertificate, parse_certificate
 
 PREFIX = b"libp2p-tls-handshake:"
+#: The host signature's algorithms (made once: they hold no state).
+_ECDSA_SHA256 = ec.ECDSA(hashes.SHA256())
+_PKCS1_SHA256 = (padding.PKCS1v15(), hashes.SHA256())
 SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 #: Critical extensions the verifier understands (and so does not reject for being critical).
 UNDERSTOOD_CRITICAL = {
@@ -167,7 +170,8 @@ class _Run:
 class Verifier:
     def __init__(self, cache_size: int = 4096) -> None:
         self._keys: dict[bytes, PublicKeyTypes | _Failed] = {}
-        self._host: dict[bytes, tuple[str, PublicKeyTypes] | _Failed] = {}
+        #: host key protobuf -> (type name, key, PeerId), or why it does not decode
+        self._host: dict[bytes, tuple[str, PublicKeyTypes, str] | _Failed] = {}
         self._cache_size = cache_size
         #: Sub-structures of certificates already proven well-formed (keyed by kind and bytes).
         self._memo = Memo(2 * cache_size)
@@ -192,11 +196,11 @@ class Verifier:
             cached.throw()
         return cached
 
-    def _host_key(self, pb: bytes) -> tuple[str, PublicKeyTypes]:
+    def _host_key(self, pb: bytes) -> tuple[str, PublicKeyTypes, str]:
         cached = self._host.get(pb)
         if cached is None:
             try:
-                cached = self._decode_host_key(pb)
+                cached = (*self._decode_host_key(pb), peer_id(pb))
             except (HostKeyMalformed, HostKeyUnsupported) as exc:
                 cached = _Failed(type(exc), str(exc))
             if len(self._host) >= self._cache_size:
@@ -323,13 +327,12 @@ class Verifier:
         public_key_pb, host_signature = _signed_key(found[0].value)
         checks.append(Check.HOST_KEY)
         try:
-            host_type, host_key = self._host_key(public_key_pb)
+            host_type, host_key, verdict.peer_id = self._host_key(public_key_pb)
         except HostKeyUnsupported as exc:
             raise Reject(ErrorCode.HOST_KEY_UNSUPPORTED, str(exc)) from None
         except HostKeyMalformed as exc:
             raise Reject(ErrorCode.HOST_KEY_MALFORMED, str(exc)) from None
         verdict.host_key_type = host_type
-        verdict.peer_id = peer_id(public_key_pb)
         verdict.public_key_protobuf = public_key_pb
         checks.append(Check.EXTENSION_SIGNATURE)
         run.sigs += 1
@@ -338,11 +341,11 @@ class Verifier:
             if isinstance(host_key, ed25519.Ed25519PublicKey):
                 host_key.verify(host_signature, message)
             elif isinstance(host_key, ec.EllipticCurvePublicKey):
-                host_key.verify(host_signature, message, ec.ECDSA(hashes.SHA256()))
+                host_key.verify(host_signature, message, _ECDSA_SHA256)
                 if host_type == "Secp256k1" and _high_s(host_signature):
                     _flag(run, Flag.HIGH_S_HOST_SIGNATURE)
             elif isinstance(host_key, rsa.RSAPublicKey):
-                host_key.verify(host_signature, message, padding.PKCS1v15(), hashes.SHA256())
+                host_key.verify(host_signature, message, *_PKCS1_SHA256)
             else:  # pragma: no cover - _decode_host_key returns only these types
                 raise InvalidSignature
         except (InvalidSignature, ValueError):
@@ -350,7 +353,7 @@ class Verifier:
                          f"the {host_type} host key's signature does not verify") from None
         if expect_peer_id is not None:
             checks.append(Check.PEER_ID)
-            if expect_peer_id not in (verdict.peer_id, verdict.peer_id_cid):
+            if expect_peer_id != verdict.peer_id and expect_peer_id != verdict.peer_id_cid:
                 raise Reject(ErrorCode.PEER_ID_MISMATCH,
                              f"expected {expect_peer_id}, the certificate is {verdict.peer_id}")
 
