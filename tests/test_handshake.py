@@ -130,6 +130,24 @@ def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
         assert peer is not None and peer.outcome == "failed"
 
 
+@pytest.mark.parametrize("transport", ["tcp", "quic"])
+def test_concurrent_handshakes_give_the_sequential_verdicts(built: Target, corpus: Path,
+                                                          transport: str, tmp_path: Path) -> None:
+    """--jobs: three adapter processes, each with its own fixture peer, several handshakes in
+    flight at once, give every case the verdict, outcome and PeerId of one process taking the
+    cases in turn (every fifth case of the listening plan: valid, invalid, acceptable, proof
+    sets and CertificateVerify vectors)."""
+    plan = handshake_cases(corpus, transport, "listen", 10.0)  # type: ignore[arg-type]
+    cases = plan[::5]
+    runs = [run_handshake(built, [str(ADAPTERS / PEER)], cases, transport,  # type: ignore[arg-type]
+                          "listen", timeout=20.0, startup=60.0, stderr_path=None, jobs=jobs)
+            for jobs in (1, 3)]
+    seen = [[(c.id, c.verdict, c.outcome, c.peer_id) for c in run.cases] for run in runs]
+    assert seen[0] == seen[1]
+    outcomes = {o for _, _, o, _ in seen[0]}
+    assert {"agree", "skip"} <= outcomes and len(seen[0]) == len(cases) > 60
+
+
 def test_a_failure_is_tried_once_more_before_it_is_reported(
         built: Target, corpus: Path, tmp_path: Path) -> None:
     """A hang that a second attempt (fresh adapter and fixture peer) does not meet is not
