@@ -60,6 +60,48 @@ def test_each_operator_changes_the_certificate_reproducibly(pool: list[Parent],
     assert changed >= 10  # (a shuffle may, rarely, give the same order back)
 
 
+def test_a_remembered_signature_is_the_one_signing_would_make(
+        pool: list[Parent], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutator's signature memo: a mutant built from a warm memo is byte for byte the one a
+    cold memo builds (every scheme signs deterministically), and mutants whose TBS is their
+    parent's (whole-certificate damage alone, or a step that keeps the old signature) sign it
+    once between them, RSA parents included."""
+    from fixturegen.certs.schemes import SigningAlgorithm
+    from fixturegen.fuzz import mutators
+
+    made: list[bytes] = []
+    plain = SigningAlgorithm.sign
+
+    def counted(self: SigningAlgorithm, key: object, data: bytes, salt: bytes = b"") -> bytes:
+        made.append(data)
+        return plain(self, key, data, salt)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SigningAlgorithm, "sign", counted)
+    mutators._SIGNED.clear()
+    warm = make_mutants(SEED, pool, 0, 400)
+    signed_cold = len(made)
+    assert 0 < signed_cold < len(warm)  # the parents' own TBSs were met more than once
+    mutators._SIGNED.clear()
+    made.clear()
+    again = make_mutants(SEED, pool, 0, 400)
+    assert [(m.id, m.der) for m in again] == [(m.id, m.der) for m in warm]
+    assert len(made) == signed_cold
+    made.clear()
+    assert [(m.id, m.der) for m in make_mutants(SEED, pool, 0, 400)] == [
+        (m.id, m.der) for m in warm]
+    assert made == []  # all remembered
+    rsa = [p for p in pool if p.draft.cert_key.kind.value.startswith("rsa")]
+    assert rsa
+    for parent in rsa[:4]:
+        others = tuple(p.draft for p in pool if p is not parent)
+        made.clear()
+        for steps in ((Step("byte-flip", 7),), (Step("serial", 3, resign=False),),
+                      (Step("truncate", 5),)):
+            der, _ = build(parent.draft, others, steps)
+            assert der != parent.der
+        assert made in ([], [parent.draft.tbs_der()])  # the parent's TBS, signed once at most
+
+
 def test_mutants_are_reproducible_and_signed_ones_carry_a_valid_self_signature(
         pool: list[Parent]) -> None:
     a = make_mutants(SEED, pool, 0, 1500)

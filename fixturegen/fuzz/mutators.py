@@ -436,16 +436,32 @@ def build(parent: Draft, others: tuple[Draft, ...], steps: tuple[Step, ...]) -> 
             keep_old = True
     tbs = w.tbs_bytes()
     outer = w.algorithm_identifier or w.draft.algorithm.algorithm_identifier()
-    signer = w.draft.signer or w.draft.cert_key
-    if keep_old:
-        signature = parent.algorithm.sign((parent.signer or parent.cert_key).private,
-                                          original_tbs, parent.pss_salt)
-    else:
-        signature = w.draft.algorithm.sign(signer.private, tbs, w.draft.pss_salt)
+    signature = _signature(parent, original_tbs) if keep_old else _signature(w.draft, tbs)
     cert = assemble(tbs, outer, signature)
     for transform in w.post:
         cert = transform(cert)
     return cert, not keep_old and not w.post and not w.confused
+
+
+#: Signatures already made, by (signing key, algorithm, PSS salt, TBS). Every scheme here signs
+#: deterministically (RFC 6979 ECDSA, EdDSA, PKCS#1 v1.5, PSS with the draft's salt), so a hit
+#: is the same bytes a new signature would be: the parent's own TBS (a step that keeps the old
+#: signature, whole-certificate damage alone) and the mutants a campaign makes more than once
+#: cost no private-key operation. Bounded; cleared when full.
+_SIGNED: dict[tuple[bytes, object, bytes, bytes], bytes] = {}
+SIGNED_KEPT = 4096
+
+
+def _signature(draft: Draft, tbs: bytes) -> bytes:
+    signer = draft.signer or draft.cert_key
+    key = (signer.spki, draft.algorithm, draft.pss_salt, tbs)
+    known = _SIGNED.get(key)
+    if known is None:
+        known = draft.algorithm.sign(signer.private, tbs, draft.pss_salt)
+        if len(_SIGNED) >= SIGNED_KEPT:
+            _SIGNED.clear()
+        _SIGNED[key] = known
+    return known
 
 
 def random_steps(r: random.Random) -> tuple[Step, ...]:

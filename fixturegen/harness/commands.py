@@ -88,10 +88,13 @@ def _summary(results: ResultsFile) -> None:
     for impl in results.implementations:
         c = impl.counts
         per_case = 1000 * impl.seconds / max(1, len(impl.cases))
+        retried = sum(1 for case in impl.cases if case.first_attempt is not None)
+        again = f" (tried twice: {retried})" if retried else ""
         typer.echo(f"{impl.label} {impl.version}: {len(impl.cases)} cases in {impl.seconds:.2f} s "
                    f"({per_case:.2f} ms/case): agree {c['agree']}, acceptable {c['acceptable']}, "
                    f"false_accept {c['false_accept']}, false_reject {c['false_reject']}, "
-                   f"skip {c['skip']}, hang {c['hang']}, crash {c['crash']}, error {c['error']}")
+                   f"skip {c['skip']}, hang {c['hang']}, crash {c['crash']}, error {c['error']}"
+                   f"{again}")
 
 
 def say(text: str) -> None:
