@@ -325,7 +325,8 @@ def formats_index() -> str:
 # -- the case catalogue -----------------------------------------------------------------------
 
 CASE_PAGES = {"valid": "Valid certificates", "invalid": "Invalid certificates",
-              "acceptable": "Acceptable certificates", "times": "Validity times"}
+              "acceptable": "Acceptable certificates", "times": "Validity times",
+              "faults": "Generated faults"}
 
 
 def _spec(rule: str) -> str:

@@ -2,6 +2,7 @@
 
 from fixturegen.cases import (  # noqa: F401  (they register cases)
     acceptable,
+    faults,
     invalid,
     times,
     valid,

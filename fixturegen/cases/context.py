@@ -26,6 +26,10 @@ class Built:
     extension_critical: bool = False
 
 
+#: Keys derived from a seed alone, by (seed, kind, role): see :meth:`BuildContext.shared`.
+_SHARED: dict[tuple[bytes, KeyKind, str], KeyPair] = {}
+
+
 @dataclass
 class BuildContext:
     seed: bytes
@@ -42,6 +46,17 @@ class BuildContext:
                 kind, derive_private_key(kind, self.seed, label), "throwaway"
             )
         return self._keys[(kind, role)]
+
+    def shared(self, kind: KeyKind, role: str) -> KeyPair:
+        """The key of ``role`` derived from the seed alone, the same in every case that asks
+        for it: for the RSA host keys of many generated cases (one RSA key derived per case
+        would cost a prime search each). Still a throwaway key: another seed, another key."""
+        if (self.seed, kind, role) not in _SHARED:
+            if len(_SHARED) >= 64:
+                _SHARED.clear()
+            _SHARED[(self.seed, kind, role)] = KeyPair.of(
+                kind, derive_private_key(kind, self.seed, f"shared/{role}"), "throwaway")
+        return _SHARED[(self.seed, kind, role)]
 
     def fixed(self, kind: KeyKind) -> KeyPair:
         return self.user_keys.get(kind) or load_fixed(kind)
@@ -65,12 +80,14 @@ class BuildContext:
         algorithm: SigningAlgorithm | None = None,
         cert_kind: KeyKind | None = None,
         cert_source: Source = "throwaway",
+        cert_key: KeyPair | None = None,
         host: HostKey | None = None,
         critical: bool = False,
         **options: object,
     ) -> Draft:
         """A valid draft for ``scheme``: a named scheme, or any name with an ``algorithm`` (the
-        name is what the manifest states, e.g. ``ecdsa_secp384r1_sha256``)."""
+        name is what the manifest states, e.g. ``ecdsa_secp384r1_sha256``); its certificate key
+        is ``cert_key``, else the fixed or throwaway key of the scheme's kind."""
         named = SCHEMES.get(scheme)
         algorithm = algorithm or (named.algorithm if named else None)
         if algorithm is None:
@@ -80,7 +97,7 @@ class BuildContext:
         if algorithm.family == "rsa_pss":
             salt = self.derived("pss-salt", algorithm.pss_salt_length)
         return draft(
-            self.key(kind, cert_source),
+            cert_key or self.key(kind, cert_source),
             algorithm,
             host or self.host(),
             serial=derived_serial(self.fixture_id),

@@ -119,7 +119,8 @@ def describe(text: str) -> str:
     return " ".join(inspect.cleandoc(text).split())
 
 
-def _register(c: Case) -> None:
+def register(c: Case) -> None:
+    """Add a case to the catalogue (what :func:`case` does for each case it declares)."""
     if any(existing.id == c.id for existing in CATALOGUE):
         raise ValueError(f"duplicate case id {c.id}")
     CATALOGUE.append(c)
@@ -145,7 +146,7 @@ def case(
             def build(ctx: BuildContext, _params: Params = params) -> Built:
                 return fn(ctx, **_params)
 
-            _register(Case(
+            register(Case(
                 id=id.format(**params),
                 description=describe(doc.format(**params) if each is not None else doc),
                 result=result(**params) if callable(result) else result,

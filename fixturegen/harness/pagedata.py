@@ -52,6 +52,8 @@ SECTIONS: dict[str, str] = {
     "invalid": "Invalid certificates (each breaks one rule)",
     "acceptable": "Acceptable certificates (either verdict is conformant)",
     "times": "Validity times",
+    "faults": "Generated faults (each fault of the extension under every host key type, "
+              "pairwise over certificate scheme and extension placement)",
     "cv": "CertificateVerify vectors, valid",
     "cv-invalid": "CertificateVerify vectors, invalid",
     "ps": "Handshake proof sets (one proof corrupted alone)",

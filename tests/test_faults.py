@@ -1,0 +1,123 @@
+"""The fault model (fixturegen/cases/faults.py) and its pairwise covering array (covering.py)."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from pyasn1.codec.der import encoder
+from pyasn1.type import univ
+
+from fixturegen.cases import CATALOGUE
+from fixturegen.cases.covering import pairwise
+from fixturegen.cases.faults import CONTEXTS, FAULTS, SCHEMES, generated
+from fixturegen.keys import HOST_KEY_TYPES
+from tests import outside
+
+GENERATED = [c for c in CATALOGUE if c.section == "faults"]
+
+
+def _pairs(rows: list[dict[str, Any]]) -> set[tuple[str, Any, str, Any]]:
+    return {(a, r[a], b, r[b]) for r in rows for a, b in itertools.combinations(r, 2)}
+
+
+def test_pairwise_covers_every_allowed_pair_with_allowed_rows_only() -> None:
+    params = {"f": [1, 2, 3, 4, 5], "h": ["a", "b", "c"], "s": ["x", "y", "z", "w"],
+              "c": [False, True]}
+
+    def allowed(row: dict[str, Any]) -> bool:
+        return not (row["f"] == 3 and row["h"] == "a") and not (row["s"] == "w" and row["c"])
+
+    rows = pairwise(params, allowed)
+    every = [dict(zip(params, combo, strict=True)) for combo in itertools.product(*params.values())]
+    assert all(allowed(r) for r in rows)
+    assert _pairs(rows) == _pairs([r for r in every if allowed(r)])
+    assert ("f", 3, "h", "a") not in _pairs(rows) and ("s", "w", "c", True) not in _pairs(rows)
+    assert len(rows) < len([r for r in every if allowed(r)]) / 4  # far from the product
+    assert pairwise(params, allowed) == rows  # deterministic
+
+
+def test_pairwise_edges() -> None:
+    assert pairwise({"a": [1], "b": ["x", "y"]}) == [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}]
+    assert pairwise({"a": [1, 2]}, lambda r: False) == []
+    with pytest.raises(ValueError, match="without values"):
+        pairwise({"a": [1], "b": []})
+
+
+def test_every_fault_meets_every_host_type_it_applies_to_and_every_scheme() -> None:
+    seen: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for c in GENERATED:
+        element, name, host, scheme, placement = c.id.split(".")[2:]
+        seen[f"{element}.{name}"].add((host, scheme))
+        assert placement in ("critical-first", "critical-last", "noncritical-first",
+                             "noncritical-last")
+    assert set(seen) == {f"{f.element}.{f.name}" for f in FAULTS}
+    for f in FAULTS:
+        got = seen[f"{f.element}.{f.name}"]
+        assert {h for h, _ in got} == {h.lower() for h in f.hosts}, f.name
+        assert {s for _, s in got} == set(SCHEMES), f.name
+    # every pair of context values meets in some case
+    rows = []
+    for c in GENERATED:
+        host, scheme, placement = c.id.split(".")[4:7]
+        critical, position = placement.split("-")
+        rows.append({"host": host, "scheme": scheme, "critical": critical == "critical",
+                     "position": position})
+    values = {"host": {h.lower() for h in HOST_KEY_TYPES}, "scheme": set(SCHEMES),
+              "critical": set(CONTEXTS["critical"]), "position": set(CONTEXTS["position"])}
+    for a, b in itertools.combinations(values, 2):
+        assert {(r[a], r[b]) for r in rows} == set(itertools.product(values[a], values[b])), (a, b)
+
+
+def test_generated_cases_are_few_per_fault_unique_and_grouped_by_family() -> None:
+    assert [c.id for c in generated()] == [c.id for c in GENERATED]
+    assert len({c.id for c in GENERATED}) == len(GENERATED)
+    per_family: dict[str, int] = defaultdict(int)
+    for c in GENERATED:
+        per_family[c.family] += 1
+        assert c.result == "invalid" and c.error is not None and "Context: a " in c.description
+    # one case per (host type, scheme) would be 16 a fault: the covering array needs 4 or 5
+    assert max(per_family.values()) <= 5 and min(per_family.values()) == 4
+    assert len(per_family) == len(FAULTS)
+
+
+def _visible_fault(cert: x509.Certificate, protobuf: bytes) -> str | None:
+    """Why the extension is not a valid DER SignedKey of the stated host key, seen from the
+    outside (pyasn1, a protobuf reader, cryptography), or None when it looks valid."""
+    value = cert.extensions.get_extension_for_oid(outside.LIBP2P_OID).value.value  # type: ignore[attr-defined]
+    try:
+        pb, sig = outside.signed_key(cert)
+    except Exception as exc:
+        return f"SignedKey does not decode: {type(exc).__name__}"
+    again = outside.SignedKey()
+    again["publicKey"], again["signature"] = univ.OctetString(pb), univ.OctetString(sig)
+    if encoder.encode(again) != value:
+        return "SignedKey is not DER"
+    if pb != protobuf:
+        return "publicKey is not the canonical protobuf of the host key"
+    try:
+        outside.verify_extension_signature(cert)
+    except Exception as exc:
+        return f"the signature does not verify: {type(exc).__name__}"
+    return None
+
+
+def test_each_generated_case_has_its_one_fault_seen_from_the_outside(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    assert len(GENERATED) > 100
+    for c in GENERATED:
+        f = fixtures[c.id]
+        cert = x509.load_der_x509_certificate((corpus / f["path"]).read_bytes())
+        # the certificate around the fault is valid: its own key signed it, as stated
+        outside.verify_self_signature(cert, f["certificate"]["signature_scheme"])
+        ext = cert.extensions.get_extension_for_oid(outside.LIBP2P_OID)
+        assert ext.critical == (".critical-" in c.id) == (
+            f["certificate"]["extension_critical"])
+        assert (cert.extensions[0].oid == outside.LIBP2P_OID) == c.id.endswith("-first"), c.id
+        assert _visible_fault(cert, bytes.fromhex(f["host_key"]["public_key_protobuf_hex"])), c.id
+        assert f["host_key"]["type"].lower() == c.id.split(".")[4]
+        assert f["expected"] == {"result": "invalid", "error": c.error, "peer_id": None}
