@@ -25,7 +25,7 @@ from fixturegen.harness.reasons import ReasonTableError, load_table
 from fixturegen.harness.session import read_corpus
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings, shard_of
 from fixturegen.mutation.model import MutationFile
-from fixturegen.mutation.report import MergeError, load, merge
+from fixturegen.mutation.report import MergeError, dumps, load, merge, review
 from fixturegen.mutation.setup import load_setup
 from fixturegen.owned import NotOwned
 from tests.signals import default_signals
@@ -112,6 +112,66 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     assert "| 8 | 1 | 1 | 6 | 4 (66.7%) |" in (tmp_path / "m" / "mutation.md").read_text()
     work = tmp_path / "m" / "work"
     assert not filecmp.dircmp(work / "pristine", work / "tree").diff_files
+
+
+def test_a_review_made_after_the_run_is_applied_to_the_report(corpus: Path, adapters: Path,
+                                                              tmp_path: Path) -> None:
+    """Survivors reviewed once the campaign has run: ``mutate review`` (and a resume) applies
+    the file, recounts, and never overrides a kill."""
+    tsv = adapters / "mutable" / "mutation" / "test-mutable.survivors.tsv"
+    kept = tsv.read_text()
+    tsv.write_text("")  # nothing reviewed while it runs
+    cache = cache_root(tmp_path / "cache")
+    report = campaign(adapters, corpus, tmp_path / "m", cache).run()
+    gap_id = f"{FILE}:12:15:startswith-to-endswith"
+    seen = {r.mutant.id: r for r in report.mutants}
+    assert seen[gap_id].survivor == "unreviewed"
+    assert report.counts.gap == 0 and report.counts.corpus_score_killable == round(4 / 7, 4)
+    killed = f"{FILE}:6:15:startswith-to-endswith"
+    tsv.write_text(kept + f"{killed}\tequivalent\ta wrong review: the corpus killed it\n"
+                   + f"{gap_id}\tunkillable\tsay no certificate can\n")
+    setup = load_setup(adapters, "mutable", "test-mutable")
+    again = review(report, setup.survivors)
+    now = {r.mutant.id: r for r in again.mutants}
+    assert (now[gap_id].survivor, now[gap_id].note) == ("unkillable", "say no certificate can")
+    assert now[killed] == seen[killed]  # a kill stands whatever the file says
+    # the punctuation mutant, reviewed equivalent in the kept file, ran and survived: it
+    # leaves the scores now
+    same = now[f"{FILE}:11:26:reason-punctuation"]
+    assert same.status == "equivalent" and "same code" in same.note
+    c = again.counts
+    assert (c.equivalent, c.unkillable, c.gap) == (1, 1, 0)
+    assert c.corpus_score == round(4 / 6, 4) and c.corpus_score_killable == round(4 / 5, 4)
+    # the command: a report of a shipped implementation and that implementation's file
+    shipped = tmp_path / "shipped"
+    shutil.copytree(TESTS.parent / "adapters" / "go-libp2p" / "mutation",
+                    shipped / "go-libp2p" / "mutation", ignore=shutil.ignore_patterns("gomut"))
+    (shipped / "build").write_text("#!/bin/sh\n")
+    shutil.copy2(TESTS.parent / "adapters" / "go-libp2p" / "mutate", shipped / "go-libp2p")
+    (shipped / "go-libp2p" / "mutation" / "go-libp2p.survivors.tsv").write_text(
+        f"{gap_id}\tgap\ta case that would kill it\n")
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(dumps(report.model_copy(update={"implementation": "go-libp2p"})))
+    before = theirs.read_bytes()
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "fixturegen", "mutate", "review", *args],
+                              capture_output=True, text=True, check=False)
+
+    done = command(str(theirs), "--out", str(tmp_path / "r"), "--adapters", str(shipped))
+    assert done.returncode == 0, done.stderr
+    assert "1 gap, 0 unkillable" in done.stdout and theirs.read_bytes() == before
+    written = load(tmp_path / "r" / "mutation.json")
+    assert {r.mutant.id: r.survivor for r in written.mutants}[gap_id] == "gap"
+    assert written.counts.gap == 1
+    # a report of an implementation without a shipped adapter: one line, exit 2
+    bad = command(str(tmp_path / "m"), "--out", str(tmp_path / "r2"))
+    assert bad.returncode == 2 and "test-mutable" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "r2").exists()
+    # a resume reports with the review applied too
+    resumed = campaign(adapters, corpus, tmp_path / "m", cache).run()
+    assert {r.mutant.id: r.survivor for r in resumed.mutants}[gap_id] == "unkillable"
+    assert "1 unkillable" in (tmp_path / "m" / "mutation.md").read_text()
 
 
 def test_shards_split_the_mutants_and_merge_into_the_whole(corpus: Path, adapters: Path,
@@ -240,6 +300,21 @@ def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path
     leftovers = [pid for pid in ps.stdout.split() if str(cache) in Path(
         f"/proc/{pid}/cmdline").read_text(errors="replace")] if ps.stdout else []
     assert not leftovers
+
+
+def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
+        corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same verdict, same reason, but 1.5 s late against a case limit of 2 s (ten times the
+    baseline's slowest answer): killed at that case, not left to cost the limit on every case."""
+    monkeypatch.setenv("MUTABLE_SLOW_ANSWER", "1")
+    slow = f"{FILE}:11:9:slow-answer"
+    report = campaign(adapters, corpus, tmp_path / "m", cache_root(tmp_path / "cache"),
+                      only=(slow,)).run()
+    (result,) = report.mutants
+    assert result.status == "killed" and result.corpus is not None
+    assert len(result.corpus.verdict) == 1 and "expired" in result.corpus.verdict[0]
+    baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())
+    assert baseline["case_timeout"] == 2.0
 
 
 def test_the_reason_table_is_checked(tmp_path: Path) -> None:

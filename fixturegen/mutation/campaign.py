@@ -19,7 +19,8 @@ A mutant is killed by the corpus when a case's verdict differs from the baseline
 a hang where the baseline answered counts too), or, every verdict the same, when a case's
 reason changed (the implementation's error text, mapped by the adapter's reviewed table). Each
 case gets a time limit derived from the baseline: ten times the slowest baseline answer, at
-least two seconds.
+least two seconds. An answer that comes after more than 60% of that limit kills the mutant as a
+hang: the adapter's own timer answered, not the implementation.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ from fixturegen.mutation.spans import SpanError, apply, original_text, restore
 from fixturegen.owned import claim, mark, write_file
 
 COMMAND = "mutate"
+#: A mutant's answer that took more than this share of the case limit (itself ten times the
+#: baseline's slowest answer) kills it as a hang: the adapter's timer answered, not the library.
+SLOW = 0.6
 SOURCE_TIMEOUT = 900.0
 LIST_TIMEOUT = 1800.0
 MIN_CASE_TIMEOUT = 2.0
@@ -299,6 +303,11 @@ class Campaign:
                 return
             if answer.failure is not None or answer.verdict != before.verdict:
                 raise _Killed(f"{label}:{answer.id}", label)
+            if answer.seconds > SLOW * timeout:
+                # Answered, but only when the adapter's own timer ran out (the limit is ten
+                # times the baseline's slowest answer): the implementation never decided.
+                # A hang in all but name, and left alone it costs the whole limit per case.
+                raise _Killed(f"{label}:{answer.id}", label)
 
         try:
             done, _ = run_entries(target, self._limited(labels), mode, scratch,
@@ -452,7 +461,7 @@ class Campaign:
         mark(self.folder, COMMAND, self.written | {"work", "logs"})
 
     def _report(self, chosen: list[Mutant], upstream_text: str) -> MutationFile:
-        from fixturegen.mutation.report import html, markdown
+        from fixturegen.mutation.report import html, markdown, review
 
         results = [MutantResult.model_validate_json((self.folder / f"results/{_slug(m.id)}.json")
                                                     .read_text()) for m in chosen]
@@ -461,6 +470,7 @@ class Campaign:
                             if self.settings.shard != (0, 1) else None,
                             self.corpus, self.settings.mode, upstream_text,
                             {k: round(median(v), 2) for k, v in self.times.items() if v})
+        report = review(report, self.setup.survivors)  # a review made since a mutant ran
         self._write("mutation.json", report.model_dump_json(indent=1) + "\n")
         self._write("mutation.md", markdown(report))
         self._write("mutation.html", html(report))

@@ -1,4 +1,5 @@
-"""``fixturegen mutate``: a mutation campaign on one implementation, and ``mutate merge``.
+"""``fixturegen mutate``: a mutation campaign on one implementation, ``mutate merge`` (shards
+into one report) and ``mutate review`` (a report with the reviewed survivors file applied).
 
 Exit codes: 0 the campaign ran (survivors are findings, in the report); 2 usage (a bad option,
 a folder that holds something else, an implementation without a mutation setup); 3 the
@@ -30,7 +31,15 @@ from fixturegen.harness.commands import (
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.reasons import ReasonTableError
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings
-from fixturegen.mutation.report import MergeError, dumps, html, load, markdown, merge
+from fixturegen.mutation.report import (
+    MergeError,
+    dumps,
+    html,
+    load,
+    markdown,
+    merge,
+    review,
+)
 from fixturegen.mutation.setup import SetupError, load_setup
 from fixturegen.owned import NotOwned, claim, mark, write_file
 
@@ -148,3 +157,37 @@ def merge_command(
     c = joined.counts
     typer.echo(f"{joined.implementation} {joined.version}: {len(parts)} shards, {c.generated} "
                f"mutants; corpus {100 * c.corpus_score:.1f}%; report: {out}/mutation.md")
+
+
+@mutate_app.command("review")
+def review_command(
+    report: Annotated[Path, typer.Argument(help="A campaign folder (or a merged one, or a "
+                                           "mutation.json).")],
+    out: Annotated[Path, typer.Option(
+        parser=out_path, help="Where the reviewed report goes.")],
+    adapters: Annotated[Path | None, typer.Option(
+        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+    ] = None,
+) -> None:
+    """Apply the implementation's reviewed survivors file (adapters/FOLDER/mutation/
+    NAME.survivors.tsv) to a finished report, without running anything: each survivor gets
+    its verdict (gap, unkillable, equivalent) and note, and the counts are made again."""
+    try:
+        loaded = load(report / "mutation.json" if report.is_dir() else report)
+        adapter = BY_NAME.get(loaded.implementation)
+        if adapter is None:
+            fail(f"{report}: implementation {loaded.implementation!r} has no shipped adapter")
+        setup = load_setup(adapters_folder(adapters), adapter.folder, adapter.name)
+        reviewed = review(loaded, setup.survivors)
+        folder = claim(out, "mutate review")
+        write_file(folder, "mutation.json", dumps(reviewed).encode())
+        write_file(folder, "mutation.md", markdown(reviewed).encode())
+        write_file(folder, "mutation.html", html(reviewed).encode())
+        mark(folder, "mutate review", ["mutation.json", "mutation.md", "mutation.html"])
+    except (MergeError, NotOwned, SetupError, ReasonTableError) as exc:
+        fail(str(exc))
+    c = reviewed.counts
+    typer.echo(f"{reviewed.implementation} {reviewed.version}: {c.generated} mutants, "
+               f"{c.equivalent} equivalent, {c.gap} gap, {c.unkillable} unkillable; corpus "
+               f"{100 * c.corpus_score:.1f}% ({100 * c.corpus_score_killable:.1f}% of the "
+               f"killable); report: {out}/mutation.md")

@@ -78,6 +78,13 @@ class Counts(FrozenModel):
                                 "equivalent)")
     upstream_score: float | None = Field(description="killed_by_upstream / the same, or null "
                                          "when the upstream tests did not run")
+    gap: int = Field(default=0, description="Survivors of the corpus reviewed as a gap (a "
+                     "missing case)")
+    unkillable: int = Field(default=0, description="Survivors of the corpus reviewed as "
+                            "unkillable (no certificate can kill them, the reason in the note)")
+    corpus_score_killable: float = Field(
+        default=0.0, description="killed_by_corpus / (generated - unviable - equivalent - "
+        "unkillable): the score over the mutants a certificate can kill")
 
 
 class MutationFile(FrozenModel):
@@ -111,6 +118,9 @@ def count(results: list[MutantResult], upstream_ran: bool) -> Counts:
     by_verdict = sum(1 for r in corpus if r.corpus is not None and r.corpus.verdict)
     upstream = sum(r.upstream == "killed" for r in live)
     denominator = len(live)
+    survivors = [r for r in live if r not in corpus]
+    unkillable = sum(r.survivor == "unkillable" for r in survivors)
+    killable = denominator - unkillable
     return Counts(
         generated=generated, unviable=unviable, equivalent=equivalent,
         killed_by_corpus=len(corpus), killed_by_verdict=by_verdict,
@@ -121,7 +131,9 @@ def count(results: list[MutantResult], upstream_ran: bool) -> Counts:
         survived=sum(r.category == "survived" for r in live),
         corpus_score=round(len(corpus) / denominator, 4) if denominator else 0.0,
         upstream_score=(round(upstream / denominator, 4) if denominator else 0.0)
-        if upstream_ran else None)
+        if upstream_ran else None,
+        gap=sum(r.survivor == "gap" for r in survivors), unkillable=unkillable,
+        corpus_score_killable=round(len(corpus) / killable, 4) if killable else 0.0)
 
 
 def category(corpus_killed: bool, upstream: str) -> Category:

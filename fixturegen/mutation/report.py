@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from statistics import median
 
@@ -47,7 +48,11 @@ def markdown(f: MutationFile) -> str:
              f"| {c.generated} | {c.unviable} | {c.equivalent} | {live} | {c.killed_by_corpus} "
              f"({percent(c.corpus_score)}) | {c.killed_by_verdict} / {c.killed_by_reason_only} | "
              f"{c.killed_by_upstream} ({percent(c.upstream_score)}) | {c.both} | "
-             f"{c.corpus_only} | {c.upstream_only} | {c.survived} |", ""]
+             f"{c.corpus_only} | {c.upstream_only} | {c.survived} |", "",
+             f"Survivors of the corpus reviewed: {c.gap} gap, {c.unkillable} unkillable. Over "
+             f"the mutants a certificate can kill (scored minus unkillable: "
+             f"{live - c.unkillable}), the corpus killed {percent(c.corpus_score_killable)}.",
+             ""]
     if f.seconds_per_mutant:
         lines += ["Median seconds per mutant: " + ", ".join(
             f"{k} {v:.1f}" for k, v in f.seconds_per_mutant.items()) + ".", ""]
@@ -135,6 +140,26 @@ def merge(parts: list[MutationFile]) -> MutationFile:
                                     "counts": count(merged, upstream_ran),
                                     "seconds_per_mutant": seconds,
                                     "scope": sorted({s for p in parts for s in p.scope})})
+
+
+def review(f: MutationFile, survivors: Mapping[str, tuple[str, str]]) -> MutationFile:
+    """The report with the reviewed verdicts (the adapter's ``NAME.survivors.tsv``) applied to
+    its finished mutants, the counts made again: a survivor of the corpus gets its verdict and
+    note, and one reviewed ``equivalent`` that nothing killed leaves the scores. A mutant the
+    corpus killed keeps its result whatever the file says."""
+    out: list[MutantResult] = []
+    for r in f.mutants:
+        reviewed = survivors.get(r.mutant.id)
+        killed = r.corpus is not None and bool(r.corpus.verdict or r.corpus.reason)
+        if reviewed is None or killed or r.status in ("unviable", "equivalent"):
+            out.append(r)
+        elif reviewed[0] == "equivalent" and r.status == "survived":
+            out.append(r.model_copy(update={"status": "equivalent", "category": "equivalent",
+                                            "note": reviewed[1], "survivor": "equivalent"}))
+        else:
+            out.append(r.model_copy(update={"survivor": reviewed[0], "note": reviewed[1]}))
+    upstream_ran = not f.upstream.startswith("not run")
+    return f.model_copy(update={"mutants": out, "counts": count(out, upstream_ran)})
 
 
 def dumps(f: MutationFile) -> str:
