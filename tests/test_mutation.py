@@ -313,6 +313,7 @@ def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
     (result,) = report.mutants
     assert result.status == "killed" and result.corpus is not None
     assert len(result.corpus.verdict) == 1 and "expired" in result.corpus.verdict[0]
+    assert "answered after" in result.corpus.verdict[0]  # the report says why
     baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())
     assert baseline["case_timeout"] == 2.0
 

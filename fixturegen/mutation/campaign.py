@@ -307,7 +307,8 @@ class Campaign:
                 # Answered, but only when the adapter's own timer ran out (the limit is ten
                 # times the baseline's slowest answer): the implementation never decided.
                 # A hang in all but name, and left alone it costs the whole limit per case.
-                raise _Killed(f"{label}:{answer.id}", label)
+                raise _Killed(f"{label}:{answer.id} (answered after {answer.seconds:.1f} s, "
+                              f"limit {timeout:.1f} s)", label)
 
         try:
             done, _ = run_entries(target, self._limited(labels), mode, scratch,
