@@ -5,8 +5,9 @@ TLS-Anvil's way of keeping a combinatorial input model small: a fault tried unde
 certificate scheme, extension criticality and position, and every host key type, would be the
 full product; every *pair* of those values is what the catalogue needs (a bug that needs three
 of them at once is rare). The greedy choice (AETG-like: each new row is the allowed row that
-covers most pairs not yet covered, the first such in product order) is deterministic, so the
-same parameters always give the same array.
+covers most pairs not yet covered) is deterministic, so the
+same parameters always give the same array; among rows that cover as many new pairs, the one
+whose pairs were used least is taken, so that the rows spread over the combinations.
 """
 
 from __future__ import annotations
@@ -38,10 +39,23 @@ def pairwise(parameters: Mapping[str, Sequence[Any]],
         return frozenset((a, codes[a], b, codes[b]) for a, b in pairs)
 
     covers = [keys(row) for row in candidates]
-    uncovered: set[tuple[int, int, int, int]] = set().union(*covers)
+    holders: dict[tuple[int, int, int, int], list[int]] = {}
+    for i, cover in enumerate(covers):
+        for k in cover:
+            holders.setdefault(k, []).append(i)
+    fresh = set(holders)  # the pairs not yet covered
+    gain = [len(cover) for cover in covers]  # each row's pairs not yet covered
+    usage = [0] * len(covers)  # how often each row's pairs were used already
     rows: list[Row] = []
-    while uncovered:
-        best = max(range(len(candidates)), key=lambda i: (len(covers[i] & uncovered), -i))
+    while fresh:
+        # Most new pairs first; among those, the row whose pairs were used least (so that
+        # the rows spread over the combinations rather than repeat one), then product order.
+        best = max(range(len(candidates)), key=lambda i: (gain[i], -usage[i], -i))
         rows.append(candidates[best])
-        uncovered -= covers[best]
+        for k in covers[best]:
+            newly = k in fresh
+            fresh.discard(k)
+            for i in holders[k]:
+                usage[i] += 1
+                gain[i] -= newly
     return rows
