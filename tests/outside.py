@@ -10,8 +10,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
-from pyasn1.codec.der import decoder
+from pyasn1.codec.der import decoder, encoder
 from pyasn1.type import namedtype, univ
+from pyasn1_modules import rfc5280
 
 LIBP2P_OID = x509.ObjectIdentifier("1.3.6.1.4.1.53594.1.1")
 PREFIX = b"libp2p-tls-handshake:"
@@ -33,7 +34,7 @@ def verify_self_signature(cert: x509.Certificate, scheme: str) -> None:
     if scheme.startswith("rsa_pkcs1_"):
         assert isinstance(key, rsa.RSAPublicKey)
         key.verify(sig, tbs, padding.PKCS1v15(), HASHES[h]())
-    elif scheme.startswith("rsa_pss_rsae_"):
+    elif scheme.startswith(("rsa_pss_rsae_", "rsa_pss_pss_")):
         assert isinstance(key, rsa.RSAPublicKey)
         key.verify(sig, tbs, padding.PSS(padding.MGF1(HASHES[h]()), HASHES[h]().digest_size),
                    HASHES[h]())
@@ -86,8 +87,10 @@ def signed_key(cert: x509.Certificate) -> tuple[bytes, bytes]:
 
 
 def spki(cert: x509.Certificate) -> bytes:
-    return cert.public_key().public_bytes(serialization.Encoding.DER,
-                                          serialization.PublicFormat.SubjectPublicKeyInfo)
+    """The certificate's SubjectPublicKeyInfo as written (pyasn1 over the TBS, not the key
+    re-encoded: an id-RSASSA-PSS key would come back as rsaEncryption)."""
+    tbs, _ = decoder.decode(cert.tbs_certificate_bytes, asn1Spec=rfc5280.TBSCertificate())
+    return encoder.encode(tbs["subjectPublicKeyInfo"])
 
 
 def verify_extension_signature(cert: x509.Certificate) -> None:

@@ -121,3 +121,39 @@ def test_each_generated_case_has_its_one_fault_seen_from_the_outside(
         assert _visible_fault(cert, bytes.fromhex(f["host_key"]["public_key_protobuf_hex"])), c.id
         assert f["host_key"]["type"].lower() == c.id.split(".")[4]
         assert f["expected"] == {"result": "invalid", "error": c.error, "peer_id": None}
+
+
+def test_certificate_keys_outside_the_signature_families_from_the_outside(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    """DSA, X25519, X448 and RSASSA-PSS certificate keys, as cryptography reads them."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import dsa, padding, rsa, x448, x25519
+
+    def load(fid: str) -> x509.Certificate:
+        return x509.load_der_x509_certificate((corpus / fixtures[fid]["path"]).read_bytes())
+
+    good, bad = load("invalid.certificate-key.dsa.self-signed"), load(
+        "invalid.certificate-key.dsa.self-signature-corrupted")
+    for cert in (good, bad):
+        assert isinstance(cert.public_key(), dsa.DSAPublicKey)
+        assert cert.signature_algorithm_oid.dotted_string == "2.16.840.1.101.3.4.3.2"
+        outside.verify_extension_signature(cert)  # the extension is valid in both
+    key = good.public_key()
+    assert isinstance(key, dsa.DSAPublicKey)
+    key.verify(good.signature, good.tbs_certificate_bytes, hashes.SHA256())
+    with pytest.raises(InvalidSignature):
+        key.verify(bad.signature, bad.tbs_certificate_bytes, hashes.SHA256())
+    assert isinstance(load("invalid.certificate-key.x25519").public_key(), x25519.X25519PublicKey)
+    assert isinstance(load("invalid.certificate-key.x448").public_key(), x448.X448PublicKey)
+    pss = load("acceptable.rsa-pss-key")
+    assert pss.public_key_algorithm_oid.dotted_string == "1.2.840.113549.1.1.10"
+    rsa_key = pss.public_key()
+    assert isinstance(rsa_key, rsa.RSAPublicKey)
+    rsa_key.verify(pss.signature, pss.tbs_certificate_bytes,
+                   padding.PSS(padding.MGF1(hashes.SHA256()), 32), hashes.SHA256())
+    written = outside.spki(pss)  # as written: under id-RSASSA-PSS, not rsaEncryption
+    assert bytes.fromhex("300b06092a864886f70d01010a") in written
+    assert written != rsa_key.public_bytes(serialization.Encoding.DER,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    outside.verify_extension_signature(pss)  # the host key signed that SubjectPublicKeyInfo

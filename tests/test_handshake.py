@@ -54,7 +54,14 @@ def test_each_direction_carries_its_side_of_the_corpus(corpus: Path,
         assert vectors and all(c.id.endswith("." + context) or f".{context}." in c.id
                                for c in vectors)
         proof_sets = [c for c in cases if c.proof_set]
-        assert len(proof_sets) == 16 and all(f".{context}." in c.id for c in proof_sets)
+        none = [c for c in proof_sets if c.presentation.fault == "no-certificate"]
+        # a listener also meets a dialer that presents no certificate at all
+        assert [c.id for c in none] == (["ps.no-certificate.client"] if direction == "listen"
+                                        else [])
+        assert all(not c.presentation.certificates and c.case.expected.result == "invalid"
+                   for c in none)
+        assert len(proof_sets) == 16 + len(none)
+        assert all(f".{context}." in c.id or c.id.endswith(f".{context}") for c in proof_sets)
         faults = {c.presentation.fault for c in cases if c.id.startswith("cv-invalid.")}
         assert faults == FAULTS | {""}  # "": the PKCS#1 vectors, an honest signature
         # Only a dialler expects a PeerId: the mismatch case is skipped when listening.
@@ -73,6 +80,8 @@ def test_real_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: 
            f"ps.p256.{side}.transcript", f"ps.p256.{side}.valid",
            f"cv-invalid.p256.{side}.wrong-context", f"cv-invalid.p256.{side}.scheme-mismatch",
            f"cv-invalid.rsa-pss.{side}.pkcs1", "matrix.ed448.ed25519.fixed"]
+    if direction == "listen":
+        ids.append("ps.no-certificate.client")
     cases = pick(handshake_cases(corpus, "tcp", direction, 10.0), ids)  # type: ignore[arg-type]
     entry = run_handshake(built, [str(ADAPTERS / PEER)], cases, "tcp",
                           direction, timeout=20.0, startup=60.0,  # type: ignore[arg-type]
@@ -111,6 +120,11 @@ def test_real_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: 
     # What the peer's TLS stack cannot send is a skip with the reason, the adapter unasked.
     assert got[ids[6]].outcome == "skip" and "0x0401" in (got[ids[6]].error or "")
     assert got[ids[7]].outcome == "skip" and "cannot sign" in (got[ids[7]].error or "")
+    if direction == "listen":  # no certificate at all: go-libp2p's listener requires one
+        anonymous = got["ps.no-certificate.client"]
+        assert (anonymous.verdict, anonymous.outcome) == ("reject", "agree")
+        assert anonymous.peer is not None and "certificate required" in (
+            anonymous.peer.error or "")
 
 
 def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(

@@ -61,22 +61,33 @@ func handshake(req request, emit func(event)) event {
 		}
 		chain[i] = der
 	}
-	key, err := parseKey(req.Key)
-	if err != nil {
-		return fail("cannot_present", err.Error())
+	// "no-certificate": a dialer whose Certificate message is empty (it proves no identity).
+	none := req.Fault == "no-certificate"
+	if none && req.Role != "client" {
+		return fail("cannot_present", "fixture-peer: only the dialer can present no certificate (a TLS 1.3 server must send one)")
 	}
-	sig, err := newSigner(key, req.Fault, req.Scheme)
-	if err != nil {
-		return fail("cannot_present", err.Error())
+	var sig *signer
+	cert := &tls.Certificate{}
+	if !none {
+		key, err := parseKey(req.Key)
+		if err != nil {
+			return fail("cannot_present", err.Error())
+		}
+		if sig, err = newSigner(key, req.Fault, req.Scheme); err != nil {
+			return fail("cannot_present", err.Error())
+		}
+		cert = &tls.Certificate{Certificate: chain, PrivateKey: sig}
 	}
-	cert := &tls.Certificate{Certificate: chain, PrivateKey: sig}
-	if req.Scheme != nil {
+	if req.Scheme != nil && !none {
 		cert.SupportedSignatureAlgorithms = []tls.SignatureScheme{tls.SignatureScheme(*req.Scheme)}
 	}
 	var offered []tls.SignatureScheme
 	var quit context.CancelFunc // set below: ends the attempt
 	choose := func(schemes []tls.SignatureScheme) (*tls.Certificate, error) {
 		offered = schemes
+		if none {
+			return cert, nil
+		}
 		if !sig.offers(cert, schemes) {
 			if req.Transport == "quic" && req.Role == "server" {
 				// quic-go ends this handshake itself and never hands it to Accept.
@@ -114,11 +125,13 @@ func handshake(req request, emit func(event)) event {
 	} else {
 		sideErr = c.tcp()
 	}
-	done.Sent = sig.sent
+	if sig != nil {
+		done.Sent = sig.sent
+	}
 	for _, o := range offered {
 		done.Offered = append(done.Offered, uint16(o))
 	}
-	if done.Outcome == "" && (errors.Is(sideErr, errNotOffered) || (sideErr != nil && offered != nil && !sig.offers(cert, offered))) {
+	if done.Outcome == "" && sig != nil && (errors.Is(sideErr, errNotOffered) || (sideErr != nil && offered != nil && !sig.offers(cert, offered))) {
 		return fail("not_offered", fmt.Sprintf("the implementation offers no scheme this case sends (it offered %s)", schemeList(offered)))
 	}
 	if done.Outcome == "" && sideErr != nil {

@@ -26,7 +26,7 @@ type request struct {
 	Certificates []string `json:"certificates"`
 	Key          string   `json:"key"`    // PKCS#8 PEM of the leaf's key
 	Scheme       *uint16  `json:"scheme"` // the CertificateVerify scheme to send; null: any that fits
-	Fault        string   `json:"fault"`  // "" or one of faults (signer.go)
+	Fault        string   `json:"fault"`  // "", one of faults (signer.go), or "no-certificate" (a dialer with none)
 	TimeoutMS    int      `json:"timeout_ms"`
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fixturegen.cases.context import BuildContext, Built
 from fixturegen.cases.model import case
-from fixturegen.cases.mutate import host_signature, with_libp2p_value
+from fixturegen.cases.mutate import host_signature, with_libp2p_value, with_rsa_pss_key
 from fixturegen.certs import der
 from fixturegen.certs.builder import EMPTY_NAME, OID_COMMON_NAME, OID_ORGANIZATION, name
 from fixturegen.certs.extension import extension, signed_key
@@ -127,6 +127,19 @@ def pss_salt_length(ctx: BuildContext, salt: int) -> Built:
 
 
 # -- valid, but easy to get wrong ----------------------------------------------------------------
+@case("acceptable.rsa-pss-key", "acceptable", flags=(Flag.RSA_PSS_KEY,),
+      rule="RFC 8446 4.2.3 / RFC 4055: rsa_pss_pss_* schemes; tls.md: any scheme the peer "
+           "supports")
+def rsa_pss_key(ctx: BuildContext) -> Built:
+    """An RSA-2048 certificate key whose SubjectPublicKeyInfo says id-RSASSA-PSS (RFC 4055,
+    no parameters), self-signed with RSASSA-PSS SHA-256 (TLS 1.3's rsa_pss_pss_sha256), with a
+    valid extension over that SubjectPublicKeyInfo. OpenSSL makes such keys (``-newkey
+    rsa-pss``)."""
+    d = ctx.draft("rsa_pss_pss_sha256", algorithm=SigningAlgorithm("rsa_pss", "sha256"),
+                  cert_kind=KeyKind.RSA_2048, cert_source="fixed")
+    return ctx.built(with_rsa_pss_key(d))
+
+
 @case("valid.libp2p-extension-not-first", "valid", rule=f"{TLS}: other extensions MAY be present")
 def extension_not_first(ctx: BuildContext) -> Built:
     """The libp2p extension is the last of three (after subjectKeyIdentifier and a non-critical

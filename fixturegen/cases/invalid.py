@@ -9,6 +9,7 @@ changes meaning as time passes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from fixturegen.cases.context import BuildContext, Built
@@ -20,6 +21,7 @@ from fixturegen.cases.mutate import (
     raw_ecdsa,
     with_corrupted_self_signature,
     with_libp2p_value,
+    with_rsa_pss_key,
 )
 from fixturegen.certs import der
 from fixturegen.certs.builder import assemble, derived_serial, draft
@@ -32,7 +34,7 @@ from fixturegen.certs.extension import (
 from fixturegen.certs.schemes import SCHEMES, SigningAlgorithm
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
 from fixturegen.keys import KeyKind
-from fixturegen.verify.codes import ErrorCode
+from fixturegen.verify.codes import ErrorCode, Flag
 
 P256 = "ecdsa_secp256r1_sha256"
 TLS = "tls.md: Peer Authentication"
@@ -513,6 +515,50 @@ def wrong_length(ctx: BuildContext) -> Built:
     d = ctx.draft()
     v = signed_key(d.host.protobuf, host_signature(d.host, d)[:63])
     return ctx.built(with_libp2p_value(d, v))
+
+
+# -- certificate keys outside the signature families --------------------------------------------
+KEY_RULE = ("RFC 8446 4.2.3 / tls.md: the certificate key signs the handshake with a TLS 1.3 "
+            "SignatureScheme")
+
+
+@case("invalid.certificate-key.dsa.{signature}", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="medium", rule=KEY_RULE,
+      each=[{"signature": "self-signed", "what": "a valid"},
+            {"signature": "self-signature-corrupted", "what": "a corrupted (one bit flipped)"}])
+def dsa_certificate_key(ctx: BuildContext, signature: str, what: str) -> Built:
+    """A DSA-2048 certificate key with {what} dsa-with-SHA256 self-signature and a valid
+    extension. TLS 1.3 has no DSA SignatureScheme: the key can never sign the handshake."""
+    d = ctx.draft("dsa_sha256", algorithm=SigningAlgorithm("dsa", "sha256"),
+                  cert_kind=KeyKind.DSA_2048)
+    if signature == "self-signed":
+        return ctx.built(d)
+    return ctx.built(d, files=(with_corrupted_self_signature(d),))
+
+
+@case("invalid.certificate-key.{name}", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+      importance="medium", rule=KEY_RULE,
+      each=[{"name": "x25519", "kind": KeyKind.X25519, "signer": KeyKind.ED25519,
+             "scheme": "ed25519", "label": "An X25519"},
+            {"name": "x448", "kind": KeyKind.X448, "signer": KeyKind.ED448,
+             "scheme": "ed448", "label": "An X448"}])
+def key_agreement_certificate_key(ctx: BuildContext, name: str, kind: KeyKind,
+                                  signer: KeyKind, scheme: str, label: str) -> Built:
+    """{label} certificate key: a key-agreement key, which cannot sign. The certificate carries
+    a valid {scheme} signature by another key (which its own key cannot have made) and a valid
+    extension."""
+    d = ctx.draft(scheme, cert_kind=kind)
+    return ctx.built(replace(d, signer=ctx.throwaway(signer, "signer")))
+
+
+@case("invalid.certificate-key.rsa-pss-key-pkcs1-signature", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, flags=(Flag.RSA_PSS_KEY,), importance="medium",
+      rule="RFC 4055: an id-RSASSA-PSS key makes RSASSA-PSS signatures only")
+def rsa_pss_key_pkcs1_signature(ctx: BuildContext) -> Built:
+    """An RSA-2048 certificate key under id-RSASSA-PSS (as in acceptable.rsa-pss-key), but
+    self-signed with sha256WithRSAEncryption (PKCS#1 v1.5), which such a key may not make."""
+    d = ctx.draft("rsa_pkcs1_sha256", cert_source="fixed")
+    return ctx.built(with_rsa_pss_key(d))
 
 
 # -- the PeerId the caller expects -----------------------------------------------------------------

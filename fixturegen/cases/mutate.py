@@ -6,7 +6,12 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from fixturegen.certs import der
 from fixturegen.certs.builder import Draft, assemble
-from fixturegen.certs.extension import LIBP2P_EXTENSION_OID, extension, handshake_message
+from fixturegen.certs.extension import (
+    LIBP2P_EXTENSION_OID,
+    extension,
+    handshake_message,
+    signed_key,
+)
 from fixturegen.identity.hostkey import HostKey
 
 
@@ -41,3 +46,16 @@ def ber_outer_length(certificate: bytes) -> bytes:
     """The certificate with its outer SEQUENCE length in a non-minimal (BER) long form."""
     _, start, _ = der.split_tlv(certificate)
     return der.ber_long_length(0x30, certificate[start:])
+
+
+RSA_PSS_KEY_ALGORITHM = der.sequence(der.oid("1.2.840.113549.1.1.10"))
+
+
+def with_rsa_pss_key(d: Draft) -> Draft:
+    """The draft with its RSA certificate key's SubjectPublicKeyInfo under id-RSASSA-PSS (no
+    parameters, RFC 4055) instead of rsaEncryption, and an extension signed over that SPKI."""
+    _, bits = der.children(d.cert_key.spki)
+    spki = der.sequence(RSA_PSS_KEY_ALGORITHM, bits)
+    value = signed_key(d.host.protobuf, d.host.sign(handshake_message(spki)))
+    ext = extension(LIBP2P_EXTENSION_OID, value)
+    return d.but(spki=spki, extensions=(ext, *d.tbs.extensions[1:]))

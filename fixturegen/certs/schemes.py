@@ -12,15 +12,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from fixturegen.certs import der
 from fixturegen.certs.pss import sign_pss
 from fixturegen.keys import KeyKind
 from fixturegen.verify.codes import Flag
 
-Family = Literal["rsa_pkcs1", "rsa_pss", "ecdsa", "ed25519", "ed448"]
+#: ``dsa``: no TLS 1.3 scheme; the certificates of DSA keys only (the catalogue's
+#: invalid.certificate-key.dsa).
+Family = Literal["rsa_pkcs1", "rsa_pss", "ecdsa", "ed25519", "ed448", "dsa"]
 
 HASH_OIDS = {
     "sha1": "1.3.14.3.2.26",
@@ -46,6 +49,7 @@ ECDSA_OIDS = {
 }
 RSASSA_PSS_OID = "1.2.840.113549.1.1.10"
 MGF1_OID = "1.2.840.113549.1.1.8"
+DSA_OIDS = {"sha256": "2.16.840.1.101.3.4.3.2"}
 ED25519_OID = "1.3.101.112"
 ED448_OID = "1.3.101.113"
 
@@ -78,6 +82,9 @@ class SigningAlgorithm:
             return der.sequence(der.oid(ED25519_OID))
         if self.family == "ed448":
             return der.sequence(der.oid(ED448_OID))
+        if self.family == "dsa":
+            assert self.hash_name
+            return der.sequence(der.oid(DSA_OIDS[self.hash_name]))
         assert self.hash_name
         hash_id = der.sequence(der.oid(HASH_OIDS[self.hash_name]), der.null())
         params = der.sequence(
@@ -104,7 +111,36 @@ class SigningAlgorithm:
             return key.sign(data)
         if self.family == "ed448" and isinstance(key, ed448.Ed448PrivateKey):
             return key.sign(data)
+        if self.family == "dsa" and isinstance(key, dsa.DSAPrivateKey):
+            assert self.hash_name
+            return _deterministic_dsa(key, data, self.hash_name)
         raise TypeError(f"a {type(key).__name__} cannot sign with {self.family}")
+
+
+def _deterministic_dsa(key: dsa.DSAPrivateKey, data: bytes, hash_name: str) -> bytes:
+    """A DSA signature (FIPS 186-5) whose nonce is derived from the key and the message (in
+    the spirit of RFC 6979; ``cryptography`` only signs with a random one), DER-encoded."""
+    import hashlib
+    import hmac
+
+    numbers = key.private_numbers()
+    x = numbers.x
+    p, q, g = (numbers.public_numbers.parameter_numbers.p,
+               numbers.public_numbers.parameter_numbers.q,
+               numbers.public_numbers.parameter_numbers.g)
+    digest = hashlib.new(hash_name, data).digest()
+    qlen = (q.bit_length() + 7) // 8
+    z = int.from_bytes(digest[:qlen], "big")
+    counter = 0
+    while True:
+        mac = hmac.new(x.to_bytes(qlen, "big"), digest + counter.to_bytes(4, "big"),
+                       "sha512").digest()
+        k = int.from_bytes(mac, "big") % (q - 1) + 1
+        r = pow(g, k, p) % q
+        s = pow(k, -1, q) * (z + x * r) % q
+        if r and s:
+            return encode_dss_signature(r, s)
+        counter += 1  # pragma: no cover - r or s zero: probability about 2^-255
 
 
 @dataclass(frozen=True)

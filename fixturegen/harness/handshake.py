@@ -15,7 +15,9 @@ Which cases a direction carries:
   transcript (scheme, context, transcript, key, length); those the peer's TLS stack cannot send
   (a PKCS#1 v1.5 CertificateVerify, an Ed448 key) are ``skip`` with the reason;
 - every three-proof set of that side: all valid, then the certificate, the extension or the
-  transcript proof corrupted alone (each must fail the handshake).
+  transcript proof corrupted alone (each must fail the handshake);
+- in ``listen``, one more: the fixture peer dials with no certificate at all
+  (``ps.no-certificate.client``), which the listener must refuse.
 
 A dialler always knows whom it dials: a ``dial`` request names the PeerId the presented
 certificate claims (the manifest's ``expect_peer_id`` where a case sets one, else the PeerId of
@@ -71,6 +73,11 @@ CANCEL_GRACE_MS = 250
 PROOF_SET_RULE = ("tls.md: the certificate's self-signature, the extension's signature and the "
                   "CertificateVerify each prove the key; a handshake with any one corrupted "
                   "fails")
+#: A listener's case no certificate can carry: the dialer presents none at all.
+NO_CERTIFICATE_ID = "ps.no-certificate.client"
+NO_CERTIFICATE_RULE = ("tls.md: Peer Authentication: both peers present a certificate; the "
+                       "listener requests the dialer's (client authentication) and refuses a "
+                       "dialer without one")
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,15 @@ def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
     except (KeyError, TypeError) as exc:
         raise CorpusError(f"{corpus / 'transcripts.json'} is not a transcripts file: {exc}"
                           ) from exc
+    if direction == "listen":
+        # No proof at all: the fixture peer dials with an empty Certificate message. A
+        # listener that does not ask for one, or does not insist, lets an anonymous dialer in.
+        out.append(HandshakeCase(HarnessCase(
+            request(NO_CERTIFICATE_ID, None),
+            Expectation("invalid", None, "malformed_certificate"), NO_CERTIFICATE_RULE,
+            "The dialer (the fixture peer) presents no certificate: its Certificate message is "
+            "empty, so it proves no key and no PeerId. The listener must refuse it.",
+            "critical", ""), Presentation((), None, None, "no-certificate"), None, True))
     return out
 
 

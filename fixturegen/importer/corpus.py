@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from fixturegen import __version__
+from fixturegen.certs import der
 from fixturegen.certs.builder import time_text
 from fixturegen.certs.schemes import ECDSA_OIDS, ED448_OID, ED25519_OID, HASH_OIDS, RSA_PKCS1_OIDS
 from fixturegen.certs.schemes import RSASSA_PSS_OID as PSS_OID
@@ -294,12 +295,22 @@ def slug(text: str) -> str:
     return out[:100].strip(".-") or "certificate"
 
 
+#: An RSA key restricted to RSASSA-PSS (RFC 4055): the same key bits as rsaEncryption.
+_RSA_PSS_KEY_ID = bytes.fromhex("300b06092a864886f70d01010a")
+
+
 def _key_matches(pem: str, spki: bytes | None) -> bool | None:
     if spki is None:
         return None
     private = load_pem_private_key(pem.encode(), None)
-    return private.public_key().public_bytes(Encoding.DER,
-                                             PublicFormat.SubjectPublicKeyInfo) == spki
+    own = private.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    if own == spki:
+        return True
+    try:  # the certificate names the key id-RSASSA-PSS; PKCS#8 keeps it as rsaEncryption
+        algorithm, bits = der.children(spki)
+        return algorithm == _RSA_PSS_KEY_ID and der.children(own)[1] == bits
+    except (ValueError, IndexError):
+        return False
 
 
 def build(source: Source, fixture_id: str, verifier: Verifier, at: datetime) -> Imported:

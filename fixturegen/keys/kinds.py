@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa, x448, x25519
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 HostKeyType = Literal["RSA", "Ed25519", "Secp256k1", "ECDSA"]
@@ -79,6 +79,12 @@ class KeyKind(StrEnum):
     SECP256K1 = ("secp256k1", None, "secp256k1",
                  0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141,
                  "Secp256k1", None, True)
+    # Certificate keys outside the signature families TLS 1.3 and libp2p use (the catalogue's
+    # invalid.certificate-key.* cases): DSA signs, but no TLS 1.3 scheme names it; X25519 and
+    # X448 cannot sign at all.
+    DSA_2048 = ("dsa-2048", None, None, None, None, None, False)
+    X25519 = ("x25519", None, None, None, None, None, False)
+    X448 = ("x448", None, None, None, None, None, False)
 
     @property
     def curve(self) -> ec.EllipticCurve | None:
@@ -97,6 +103,12 @@ class KeyKind(StrEnum):
             return ec.generate_private_key(curve)
         if self is KeyKind.ED25519:
             return ed25519.Ed25519PrivateKey.generate()
+        if self is KeyKind.DSA_2048:
+            return dsa.generate_private_key(2048)
+        if self is KeyKind.X25519:
+            return x25519.X25519PrivateKey.generate()
+        if self is KeyKind.X448:
+            return x448.X448PrivateKey.generate()
         return ed448.Ed448PrivateKey.generate()
 
     @classmethod
@@ -116,6 +128,12 @@ class KeyKind(StrEnum):
             return cls.ED25519
         if isinstance(private, ed448.Ed448PrivateKey):
             return cls.ED448
+        if isinstance(private, dsa.DSAPrivateKey) and private.key_size == 2048:
+            return cls.DSA_2048
+        if isinstance(private, x25519.X25519PrivateKey):
+            return cls.X25519
+        if isinstance(private, x448.X448PrivateKey):
+            return cls.X448
         raise ValueError(f"unsupported private key type {type(private).__name__}")
 
     @classmethod

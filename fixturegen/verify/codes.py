@@ -177,6 +177,12 @@ class Flag(StrEnum):
         "The certificate is signed with Ed448. Allowed by the spec, unsupported by widely used "
         "implementations (rust-libp2p recognises but cannot verify it): either verdict is "
         "conformant.")
+    RSA_PSS_KEY = (
+        "rsa-pss-key", "the certificate key is an RSASSA-PSS key",
+        "The certificate key's SubjectPublicKeyInfo says id-RSASSA-PSS (RFC 4055), not "
+        "rsaEncryption: the key may only make RSASSA-PSS signatures, and TLS 1.3 names its "
+        "schemes rsa_pss_pss_*. The spec allows any scheme the peer supports; widely used "
+        "implementations support only rsaEncryption keys: either verdict is conformant.")
     CRITICAL_LIBP2P_EXTENSION = (
         "critical-libp2p-extension", "the libp2p extension is marked critical",
         "The libp2p extension is marked critical. The spec says it MAY be: an implementation "

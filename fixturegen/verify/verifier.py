@@ -83,6 +83,10 @@ _CURVE_SCHEME = {"secp256r1": ("sha256", "ecdsa_secp256r1_sha256"),
                  "secp384r1": ("sha384", "ecdsa_secp384r1_sha384"),
                  "secp521r1": ("sha512", "ecdsa_secp521r1_sha512")}
 PSS_OID = "1.2.840.113549.1.1.10"
+#: The AlgorithmIdentifiers of an RSA SubjectPublicKeyInfo: rsaEncryption (NULL parameters),
+#: and id-RSASSA-PSS without parameters (RFC 4055: a key for RSASSA-PSS, any hash).
+_RSA_ENCRYPTION_ID = bytes.fromhex("300d06092a864886f70d0101010500")
+_RSA_PSS_KEY_ID = bytes.fromhex("300b06092a864886f70d01010a")
 MGF1_OID = "1.2.840.113549.1.1.8"
 ED25519_OID = "1.3.101.112"
 ED448_OID = "1.3.101.113"
@@ -183,8 +187,11 @@ class Verifier:
         cached = self._keys.get(spki)
         if cached is None:
             try:
-                key = load_der_public_key(spki)
-                if key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo) != spki:
+                # An RSASSA-PSS key is the same RSAPublicKey under another identifier: read
+                # (and compare) it as rsaEncryption; _pss_only says what it may sign.
+                plain = _as_rsa_encryption(spki) if _pss_only(spki) else spki
+                key = load_der_public_key(plain)
+                if key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo) != plain:
                     raise ValueError("not the canonical DER of this key")
                 cached = key
             except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
@@ -224,6 +231,8 @@ class Verifier:
                     raise HostKeyMalformed("Secp256k1 key data is not a 33-byte compressed point")
                 key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256K1(), data)
             else:
+                if _pss_only(data):  # a host key signs PKCS#1 v1.5 (RSA) or ECDSA
+                    raise HostKeyMalformed(f"{name} key data is an RSASSA-PSS key")
                 key = self._spki_key(data)
                 if name == "RSA" and not isinstance(key, rsa.RSAPublicKey):
                     raise HostKeyMalformed("RSA key data is not an RSA SubjectPublicKeyInfo")
@@ -292,7 +301,7 @@ class Verifier:
         if now > cert.not_after:
             raise Reject(ErrorCode.EXPIRED, f"notAfter {_iso(cert.not_after)} has passed")
         checks.append(Check.SIGNATURE_SCHEME)
-        scheme = self._scheme(cert.signature_algorithm, key, run)
+        scheme = self._scheme(cert.signature_algorithm, key, run, _pss_only(cert.spki))
         verdict.signature_scheme = scheme.name
         checks.append(Check.SIGNATURE_ALGORITHM_MATCH)
         if cert.tbs_signature_algorithm != cert.signature_algorithm:
@@ -357,10 +366,11 @@ class Verifier:
                 raise Reject(ErrorCode.PEER_ID_MISMATCH,
                              f"expected {expect_peer_id}, the certificate is {verdict.peer_id}")
 
-    def _scheme(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
+    def _scheme(self, algorithm: bytes, key: PublicKeyTypes, run: _Run, pss_only: bool = False
+                ) -> _Scheme:
         """The scheme of (algorithm, key shape), classified once per distinct pair."""
         if isinstance(key, rsa.RSAPublicKey):
-            shape: tuple[object, ...] = ("rsa", key.key_size)
+            shape: tuple[object, ...] = ("rsa", key.key_size, pss_only)
         elif isinstance(key, ec.EllipticCurvePublicKey):
             shape = ("ec", key.curve.name)
         else:
@@ -369,7 +379,7 @@ class Verifier:
         if memo is None:
             probe = _Run()
             try:
-                memo = (self._classify(algorithm, key, probe), probe.flags)
+                memo = (self._classify(algorithm, key, probe, pss_only), probe.flags)
             except Reject as r:
                 memo = (_Failed(Reject, r.detail, r.code), probe.flags)
             if len(self._schemes) >= self._cache_size:
@@ -382,7 +392,8 @@ class Verifier:
             result.throw()
         return result
 
-    def _classify(self, algorithm: bytes, key: PublicKeyTypes, run: _Run) -> _Scheme:
+    def _classify(self, algorithm: bytes, key: PublicKeyTypes, run: _Run,
+                  pss_only: bool = False) -> _Scheme:
         s, e = expect(algorithm, 0, len(algorithm), 0x30, "AlgorithmIdentifier")
         parts = elements(algorithm, s, e)
         oid = oid_text(algorithm, parts[0][2], parts[0][3])
@@ -398,6 +409,11 @@ class Verifier:
                 if key.key_size > 8192:
                     raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"RSA-{key.key_size} is over 8192 bits")
+            if pss_only:
+                _flag(run, Flag.RSA_PSS_KEY)
+                if oid != PSS_OID:
+                    raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+                                 "an RSASSA-PSS key makes RSASSA-PSS signatures only")
             if oid in _PKCS1:
                 if params != b"\x05\x00":
                     raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
@@ -407,7 +423,8 @@ class Verifier:
             if oid == PSS_OID:
                 h = _pss_hash(params, run)
                 pss = padding.PSS(mgf=padding.MGF1(_HASH[h]()), salt_length=_HASH_LEN[h])
-                return _Scheme(f"rsa_pss_rsae_{h}", (pss, _HASH[h]()))
+                kind = "pss" if pss_only else "rsae"
+                return _Scheme(f"rsa_pss_{kind}_{h}", (pss, _HASH[h]()))
         elif isinstance(key, ec.EllipticCurvePublicKey):
             if oid in _ECDSA and params is None:
                 want = _CURVE_SCHEME.get(key.curve.name)
@@ -439,6 +456,24 @@ class Verifier:
             _flag(run, Flag.EMPTY_NAME)
         if cert.unique_ids:
             _flag(run, Flag.UNIQUE_ID_PRESENT)
+
+
+def _pss_only(spki: bytes) -> bool:
+    """Whether the SubjectPublicKeyInfo names id-RSASSA-PSS (without parameters)."""
+    if len(spki) < 2:
+        return False
+    header = 2 if spki[1] < 0x80 else 2 + (spki[1] & 0x7F)
+    return spki[header : header + len(_RSA_PSS_KEY_ID)] == _RSA_PSS_KEY_ID
+
+
+def _as_rsa_encryption(spki: bytes) -> bytes:
+    """The same key under rsaEncryption (its BIT STRING unchanged)."""
+    header = 2 if spki[1] < 0x80 else 2 + (spki[1] & 0x7F)
+    content = _RSA_ENCRYPTION_ID + spki[header + len(_RSA_PSS_KEY_ID):]
+    n = len(content)
+    length = bytes([n]) if n < 0x80 else bytes([0x80 | ((n.bit_length() + 7) // 8)]) + (
+        n.to_bytes((n.bit_length() + 7) // 8, "big"))
+    return b"\x30" + length + content
 
 
 def _flag(run: _Run, name: Flag) -> None:
