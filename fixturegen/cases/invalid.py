@@ -240,6 +240,14 @@ def extension_missing(ctx: BuildContext) -> Built:
     return ctx.built(d.but(extensions=(ski,)))
 
 
+@case("invalid.extension-missing.no-extensions", "invalid", ErrorCode.EXTENSION_MISSING,
+      importance="critical", rule=f"{EXT}: abort if the extension is missing")
+def no_extensions(ctx: BuildContext) -> Built:
+    """A v3 certificate with no extensions field at all (found by mutation: js-libp2p reads
+    extensions[0] and, with none, fails on undefined rather than on the missing extension)."""
+    return ctx.built(ctx.draft().but(extensions=()))
+
+
 @case("invalid.extension-duplicate.same", "invalid", ErrorCode.EXTENSION_DUPLICATE,
       importance="medium", rule=f"{EXT}; RFC 5280 4.2: an extension appears at most once")
 def extension_duplicate_same(ctx: BuildContext) -> Built:
