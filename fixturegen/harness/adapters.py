@@ -106,7 +106,10 @@ SHIPPED: tuple[Adapter, ...] = (
             marker="target/release/adapter",
             handshake="multistream_select::dialer_select_proto (V1Lazy) / listener_select_proto, "
             "then libp2p_tls::Config upgrade_outbound / upgrade_inbound; QUIC: libp2p-quic "
-            "Transport dial / listen_on",
+            "Transport dial / listen_on; the dialled PeerId compared after the upgrade, as the "
+            "swarm does (both transports build their TLS client config with "
+            "make_client_config(keypair, None): rust-libp2p never gives its TLS verifier the "
+            "PeerId it dials)",
             transports=("tcp", "quic"), export="rust",
             ecosystem="crates", registry_name="libp2p-tls", since="0.1.0-alpha"),
     Adapter("go-libp2p", "github.com/libp2p/go-libp2p", "v0.52.0", "go-libp2p", ("./adapter",),
