@@ -318,6 +318,23 @@ def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
     assert baseline["case_timeout"] == 2.0
 
 
+def test_an_upstream_failure_counts_only_when_a_second_run_confirms_it(
+        corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The implementation's tests fail the first time on every mutant (a flaky test): a mutant
+    they do not fail on again is not killed by them; one they fail on twice is."""
+    flaky = tmp_path / "flaky"
+    flaky.mkdir()
+    monkeypatch.setenv("MUTABLE_FLAKY_TESTS", str(flaky))
+    caught = f"{FILE}:19:12:arithmetic"  # the tests catch it: they fail on both runs
+    passed = f"{FILE}:9:26:reason-swap"  # the tests pass on it: only the first run fails
+    report = campaign(adapters, corpus, tmp_path / "m", cache_root(tmp_path / "cache"),
+                      only=(caught, passed)).run()
+    seen = {r.mutant.id: r for r in report.mutants}
+    assert seen[caught].upstream == "killed" and seen[caught].category == "upstream_only"
+    assert seen[passed].upstream == "survived" and seen[passed].category == "corpus_only"
+    assert int((flaky / "attempts").read_text()) == 4  # each mutant's tests ran twice
+
+
 def test_the_reason_table_is_checked(tmp_path: Path) -> None:
     table = load_table(TESTS / "adapters" / "mutable" / "mutation" / "test-mutable.errors.json")
     assert table is not None
