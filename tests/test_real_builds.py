@@ -72,9 +72,11 @@ PLANTED = (
     Planted("py-libp2p-tls",
             "libp2p/security/tls/certificate.py:356:1:ReplaceUnaryOperator_Delete_Not",
             "py-libp2p-tls:acceptable.issuer-differs-from-subject"),
-    # P2pCertificate::verify -> Ok(()): no signature is checked (handshakes only)
+    # P2pCertificate::verify -> Ok(()): no signature is checked (handshakes only); the first
+    # case in corpus order it lets through has an empty extension signature
     Planted("litep2p", "src/crypto/tls/certificate.rs:313:9:FnValue",
-            "litep2p@quic-dial:invalid.self-signature-corrupted.rsa_pss_rsae_sha512",
+            "litep2p@quic-dial:invalid.fault.extension-signature.empty.ed25519."
+            "ecdsa_secp256r1_sha256.critical-last",
             mode="all"),
 )
 

@@ -115,6 +115,17 @@ def rsa_1024(ctx: BuildContext) -> Built:
     return ctx.built(ctx.draft("rsa_pkcs1_sha256", cert_kind=KeyKind.RSA_1024))
 
 
+@case("acceptable.host-key-rsa-{bits}", "acceptable", flags=(Flag.RSA_HOST_KEY_SIZE,),
+      each=[{"bits": 1024}, {"bits": 8704}],
+      rule="peer-ids.md sets no RSA key size; go-libp2p wants 2048..8192 bits")
+def host_key_rsa_size(ctx: BuildContext, bits: int) -> Built:
+    """A valid certificate whose RSA host key is outside 2048..8192 bits (1024: under the
+    minimum go-libp2p enforces; 8704: over its maximum). The spec sets no size; the reference
+    verifier accepts."""
+    kind = KeyKind.RSA_1024 if bits == 1024 else KeyKind.RSA_8704
+    return ctx.built(ctx.draft(host=ctx.host("RSA", kind=kind)))
+
+
 @case("acceptable.pss-salt-length-{salt}", "acceptable", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
       flags=(Flag.PSS_SALT_LENGTH,), each=[{"salt": 0}, {"salt": 20}],
       rule="RFC 8446 4.2.3: rsa_pss_rsae_* salt length = digest length")

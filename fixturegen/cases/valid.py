@@ -62,6 +62,13 @@ def rsa_size(ctx: BuildContext, scheme: str, kind: KeyKind, bits: int) -> Built:
     return ctx.built(d)
 
 
+@case("host-rsa-8192", "valid", rule="peer-ids.md: RSA (no size set); go-libp2p: 2048..8192")
+def host_rsa_8192(ctx: BuildContext) -> Built:
+    """A valid P-256 certificate whose host key is RSA-8192, the largest RSA host key go-libp2p
+    and js-libp2p accept (and generate)."""
+    return ctx.built(ctx.draft(host=ctx.host("RSA", kind=KeyKind.RSA_8192)))
+
+
 @case("host-ecdsa-p384", "valid", rule="peer-ids.md: ECDSA")
 def host_ecdsa_p384(ctx: BuildContext) -> Built:
     """A valid P-256 certificate whose host key is ECDSA on P-384: the host signature is still

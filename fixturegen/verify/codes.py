@@ -217,6 +217,11 @@ class Flag(StrEnum):
         "weak-rsa-key", "an RSA certificate key under 2048 bits",
         "An RSA certificate key under 2048 bits. The spec sets no minimum; rust-libp2p requires "
         "2048..8192 bits. The reference verifier rejects (unsupported_signature_scheme).")
+    RSA_HOST_KEY_SIZE = (
+        "rsa-host-key-size", "an RSA host key outside 2048..8192 bits",
+        "An RSA host key under 2048 or over 8192 bits. The peer-id spec sets no size; go-libp2p "
+        "refuses RSA host keys outside 2048..8192 bits (ErrRsaKeyTooSmall, ErrRsaKeyTooBig). "
+        "The reference verifier accepts.")
     PSS_SALT_LENGTH = (
         "pss-salt-length", "RSA-PSS with a salt length other than the hash length",
         "RSA-PSS whose salt length is not the hash length. TLS 1.3's rsa_pss_rsae_* schemes fix "

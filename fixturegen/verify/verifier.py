@@ -343,6 +343,8 @@ class Verifier:
             raise Reject(ErrorCode.HOST_KEY_MALFORMED, str(exc)) from None
         verdict.host_key_type = host_type
         verdict.public_key_protobuf = public_key_pb
+        if isinstance(host_key, rsa.RSAPublicKey) and not 2048 <= host_key.key_size <= 8192:
+            _flag(run, Flag.RSA_HOST_KEY_SIZE)
         checks.append(Check.EXTENSION_SIGNATURE)
         run.sigs += 1
         message = PREFIX + cert.spki
