@@ -216,11 +216,22 @@ def _host_public_key(pb: bytes) -> Any:
     return serialization.load_der_public_key(data)
 
 
+def _spki(cert: x509.Certificate) -> bytes:
+    """The SubjectPublicKeyInfo as the certificate has it (an id-RSASSA-PSS key re-encoded by
+    `cryptography` would say rsaEncryption, and the host signature is over the original)."""
+    tbs = cert.tbs_certificate_bytes
+    pos, _ = _tlv(tbs, 0)
+    if tbs[pos] == 0xA0:  # [0] version
+        pos = _tlv(tbs, pos)[1]
+    for _field in range(5):  # serial, signature, issuer, validity, subject
+        pos = _tlv(tbs, pos)[1]
+    return tbs[pos:_tlv(tbs, pos)[1]]
+
+
 def _encoded(der: bytes) -> tuple[bytes, bytes]:
     """(the certificate's SPKI, the host key's protobuf), as a verifier meets them."""
     cert = x509.load_der_x509_certificate(der)
-    spki = cert.public_key().public_bytes(serialization.Encoding.DER,
-                                          serialization.PublicFormat.SubjectPublicKeyInfo)
+    spki = _spki(cert)
     ext = cert.extensions.get_extension_for_oid(LIBP2P_OID).value
     assert isinstance(ext, x509.UnrecognizedExtension)
     start, _ = _tlv(ext.value, 0)
@@ -255,8 +266,7 @@ def _proofs(der: bytes) -> tuple[tuple[Any, bytes, bytes, tuple[Any, ...]], ...]
         args = (ec.ECDSA(hashes.SHA256()),)
     else:
         args = ()
-    spki = key.public_bytes(serialization.Encoding.DER,
-                            serialization.PublicFormat.SubjectPublicKeyInfo)
+    spki = _spki(cert)
     return ((key, cert.signature, cert.tbs_certificate_bytes, self_args),
             (host, sig, PREFIX + spki, args))
 
