@@ -93,6 +93,11 @@ def test_real_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: 
     assert (valid.verdict, valid.outcome, valid.peer_id) == ("accept", "agree", expected_peer)
     assert valid.peer is not None and valid.peer.outcome == "complete"
     assert valid.peer.scheme == 0x0403 and valid.peer.cpu_seconds > 0
+    # The certificate go-libp2p presented (the peer requires one both ways), judged by the
+    # reference: go-libp2p's own identity, not the case's.
+    own = valid.peer.presented
+    assert own is not None and (own.accepted, own.error) == (True, None)
+    assert own.peer_id is not None and own.peer_id != expected_peer
     # The extension proof corrupted: go-libp2p's own check refuses it, inside the handshake.
     assert (got[ids[1]].verdict, got[ids[1]].outcome) == ("reject", "agree")
     extension = got[ids[1]]
@@ -102,6 +107,8 @@ def test_real_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: 
         # comes; the client's alert is what ends it.
         assert extension.peer.outcome == "failed"
         assert "bad certificate" in (extension.peer.error or "")
+        # ... and it refused before it sent a certificate of its own.
+        assert extension.peer.presented is None
     else:
         # The peer is the client: TLS 1.3 completes its side at its own Finished, before the
         # server has judged its certificate, so the alert may come after the peer is done.
@@ -210,6 +217,10 @@ def test_real_handshakes_with_every_other_adapter(corpus: Path, name: str, trans
     valid = got[ids[0]]
     assert valid.verdict == "accept" and valid.peer is not None
     assert valid.peer.outcome == "complete" and valid.peer_id is not None
+    # What the library presented as its own identity passes the reference verifier.
+    own = valid.peer.presented
+    assert own is not None and (own.accepted, own.error) == (True, None), own
+    assert own.peer_id is not None and own.peer_id != valid.peer_id
     # The transcript proof corrupted: every TLS stack refuses it.
     assert got[ids[2]].verdict == "reject" and got[ids[2]].error
     # The extension proof corrupted: refused by all but py-libp2p 0.8.1's QUIC transport, which

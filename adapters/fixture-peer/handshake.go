@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -82,6 +83,7 @@ func handshake(req request, emit func(event)) event {
 		cert.SupportedSignatureAlgorithms = []tls.SignatureScheme{tls.SignatureScheme(*req.Scheme)}
 	}
 	var offered []tls.SignatureScheme
+	presented := &peerChain{}
 	var quit context.CancelFunc // set below: ends the attempt
 	choose := func(schemes []tls.SignatureScheme) (*tls.Certificate, error) {
 		offered = schemes
@@ -102,7 +104,8 @@ func handshake(req request, emit func(event)) event {
 		NextProtos:         []string{"libp2p"},
 		InsecureSkipVerify: true, // the implementation is judged, not judged by us
 		ClientAuth:         tls.RequireAnyClientCert,
-		VerifyPeerCertificate: func([][]byte, [][]*x509.Certificate) error {
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			presented.keep(raw)
 			return nil
 		},
 		GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -131,6 +134,7 @@ func handshake(req request, emit func(event)) event {
 	for _, o := range offered {
 		done.Offered = append(done.Offered, uint16(o))
 	}
+	done.Peer = presented.get()
 	if done.Outcome == "" && sig != nil && (errors.Is(sideErr, errNotOffered) || (sideErr != nil && offered != nil && !sig.offers(cert, offered))) {
 		return fail("not_offered", fmt.Sprintf("the implementation offers no scheme this case sends (it offered %s)", schemeList(offered)))
 	}
@@ -398,4 +402,37 @@ func respond(conn net.Conn) error {
 		}
 	}
 	return errors.New("no /tls/1.0.0 proposal in 16 messages")
+}
+
+// peerChainLimit bounds what the fixture peer reports of the implementation's certificates.
+const peerChainLimit = 64 << 10
+
+// peerChain holds the certificates the implementation presented; its TLS stack may still run
+// the handshake in another goroutine when the attempt ends (a timeout), hence the lock.
+type peerChain struct {
+	mu    sync.Mutex
+	chain [][]byte
+}
+
+func (p *peerChain) keep(raw [][]byte) {
+	size := 0
+	for _, c := range raw {
+		size += len(c)
+	}
+	if len(raw) == 0 || len(raw) > 8 || size > peerChainLimit {
+		return
+	}
+	chain := make([][]byte, len(raw))
+	for i, c := range raw {
+		chain[i] = append([]byte(nil), c...)
+	}
+	p.mu.Lock()
+	p.chain = chain
+	p.mu.Unlock()
+}
+
+func (p *peerChain) get() [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.chain
 }

@@ -38,6 +38,9 @@ type event struct {
 	Error   *string  `json:"error"`
 	Offered []uint16 `json:"offered,omitempty"` // the signature_algorithms the other side offered
 	Sent    *uint16  `json:"sent,omitempty"`    // the scheme this side's CertificateVerify carried
+	// The certificates the implementation presented (base64 DER), for the harness's reference
+	// verdict on them; omitted when it presented none or more than peerChainLimit bytes.
+	Peer [][]byte `json:"peer_certificates,omitempty"`
 	// Wall and CPU time of this side's TLS handshake (multistream excluded).
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpu_seconds"`

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Base64Bytes, BaseModel, ConfigDict, Field
 
 from fixturegen.keys.kinds import HOST_KEY_NAMES, HostKeyName
 from fixturegen.model.manifest import json_schema
@@ -110,6 +110,9 @@ class PeerEvent(BaseModel):
         default=None, description="The signature_algorithms the implementation offered")
     sent: int | None = Field(default=None,
                              description="The scheme the peer's CertificateVerify carried")
+    peer_certificates: list[Base64Bytes] | None = Field(
+        default=None, max_length=8, description="The certificates the implementation presented "
+        "(base64 DER; at most 64 KiB in all, else left out)")
     seconds: float = 0.0
     cpu_seconds: float = 0.0
 

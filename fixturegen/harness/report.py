@@ -183,6 +183,25 @@ def handshake_profile(results: ResultsFile) -> list[tuple[str, str, int, float, 
     return out
 
 
+def presented_certificates(results: ResultsFile) -> list[tuple[str, int, int, int, str, str]]:
+    """Per handshake entry, the certificates the implementation presented to the fixture peer:
+    (entry, handshakes in which it presented one, distinct chains, refused by the reference,
+    the refusals' codes, the reference's flags on them)."""
+    out: list[tuple[str, int, int, int, str, str]] = []
+    for impl in results.implementations:
+        seen = [c.peer.presented for c in impl.cases
+                if c.peer is not None and c.peer.presented is not None]
+        if impl.mode != "handshake" or not seen:
+            continue
+        refused = [p for p in seen if not p.accepted]
+        codes = sorted({p.error or "?" for p in refused})
+        flags = sorted({f for p in seen for f in p.flags})
+        distinct = len({(p.peer_id, p.accepted, p.error) for p in seen})
+        out.append((impl.label, len(seen), distinct, len(refused), ", ".join(codes),
+                    ", ".join(flags)))
+    return out
+
+
 def _handshake_markdown(results: ResultsFile) -> list[str]:
     columns, rows = proof_set_table(results)
     if not rows:
@@ -207,6 +226,14 @@ def _handshake_markdown(results: ResultsFile) -> list[str]:
               "|---|---|---|---|---|"]
     lines += [f"| {md(label)} | {md(scheme)} | {n} | {wall:.2f} | {cpu:.3f} |"
               for label, scheme, n, wall, cpu in profile]
+    lines += ["", "## The implementations' own certificates", "",
+              "What each implementation presented to the fixture peer (which requires a "
+              "certificate in both directions), checked by the reference verifier.", "",
+              "| entry | handshakes | identities | refused | why | flags |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {md(label)} | {n} | {distinct} | {refused} | {md(codes or '-')} "
+              f"| {md(flags or '-')} |"
+              for label, n, distinct, refused, codes, flags in presented_certificates(results)]
     return lines
 
 

@@ -29,6 +29,16 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Presented(_Model):
+    """The reference verifier's verdict on the certificate the implementation presented to the
+    fixture peer in a handshake (its own identity, not the case's)."""
+
+    accepted: bool
+    error: str | None = Field(description="The reference's error code when it refuses")
+    peer_id: str | None = Field(description="The PeerId the certificate proves")
+    flags: list[str] = Field(description="The reference's flags on it (borderline features)")
+
+
 class PeerSide(_Model):
     """The fixture peer's view of one handshake."""
 
@@ -38,6 +48,9 @@ class PeerSide(_Model):
     scheme: int | None = Field(description="The code point its CertificateVerify carried")
     seconds: float = Field(description="Wall time of its TLS handshake")
     cpu_seconds: float = Field(description="Its own CPU time for the TLS handshake")
+    presented: Presented | None = Field(
+        default=None, description="The reference verifier's verdict on the certificate the "
+        "implementation presented (null: it presented none, or the handshake ended first)")
 
 
 class CaseResult(_Model):

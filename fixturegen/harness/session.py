@@ -30,8 +30,36 @@ from fixturegen.harness.results import (
     Known,
     PeerMade,
     PeerSide,
+    Presented,
     ResultsFile,
 )
+from fixturegen.verify.verifier import Verifier
+
+
+class PresentedJudge:
+    """The reference verdict on each certificate chain an implementation presented to the
+    fixture peer, once per distinct chain (an implementation keeps its certificate, or makes
+    one per connection)."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._verifier = Verifier()
+        self._seen: dict[tuple[bytes, ...], Presented] = {}
+        self._limit = limit
+
+    def __call__(self, chain: Sequence[bytes] | None) -> Presented | None:
+        if not chain:
+            return None
+        key = tuple(chain)
+        got = self._seen.get(key)
+        if got is None:
+            v = self._verifier.verify(list(chain))
+            got = Presented(accepted=v.accepted, error=None if v.error is None else str(v.error),
+                            peer_id=v.peer_id, flags=[str(f) for f in v.flags])
+            if len(self._seen) >= self._limit:
+                self._seen.clear()
+            self._seen[key] = got
+        return got
+
 
 #: Cases of one handshake entry that a hang, crash or error sends round once more (more
 #: failures than this: the adapter is broken, and a second round would only double the wait).
@@ -199,13 +227,15 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     label = f"{target.name}@{transport}-{direction}"
+    judge = PresentedJudge()
     for n, (hc, answer) in enumerate(zip(cases, answers, strict=True)):
         result = outcome(hc.case.expected, answer.verdict, answer.peer_id, answer.failure)
         side = None
         if answer.peer is not None and answer.peer.outcome is not None:
             side = PeerSide(outcome=answer.peer.outcome, error=answer.peer.error,
                             scheme=answer.peer.sent, seconds=round(answer.peer.seconds, 6),
-                            cpu_seconds=round(answer.peer.cpu_seconds, 6))
+                            cpu_seconds=round(answer.peer.cpu_seconds, 6),
+                            presented=judge(answer.peer.peer_certificates))
         cpu = answer.reply.cpu_seconds if answer.reply is not None else None
         results.append(CaseResult(id=hc.id, verdict=answer.verdict,  # type: ignore[arg-type]
                                   peer_id=answer.peer_id, error=answer.error, outcome=result,
