@@ -73,10 +73,10 @@ PLANTED = (
             "libp2p/security/tls/certificate.py:356:1:ReplaceUnaryOperator_Delete_Not",
             "py-libp2p-tls:acceptable.issuer-differs-from-subject"),
     # P2pCertificate::verify -> Ok(()): no signature is checked (handshakes only); the first
-    # case in corpus order it lets through has an empty extension signature
+    # case in corpus order it lets through has a truncated extension signature
     Planted("litep2p", "src/crypto/tls/certificate.rs:313:9:FnValue",
-            "litep2p@quic-dial:invalid.fault.extension-signature.empty.ed25519."
-            "ecdsa_secp256r1_sha256.critical-last",
+            "litep2p@quic-dial:invalid.fault.extension-signature.truncated.ed25519.ed25519."
+            "critical-last",
             mode="all"),
 )
 

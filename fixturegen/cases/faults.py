@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -41,6 +41,7 @@ from fixturegen.certs import der
 from fixturegen.certs.builder import Draft
 from fixturegen.certs.extension import (
     LIBP2P_EXTENSION_OID,
+    SIGNATURE_PREFIX,
     extension,
     handshake_message,
     signed_key,
@@ -410,6 +411,64 @@ def signature_rsa_pss(p: Parts) -> bytes:
     return _sk(p.protobuf, sign_pss(key, p.message, "sha256", p.ctx.derived("host-pss-salt", 32)))
 
 
+# -- faults declared after the first release of the model: each new fault goes here, at the end,
+# so that the covering array keeps the contexts (and ids) of the faults declared before it -------
+@fault("extension-signature", "trailing-prefix", "trailing", SIG_INVALID)
+def signature_trailing_prefix(p: Parts) -> bytes:
+    """The valid signature followed by a zero byte and the signed message's prefix text
+    ``libp2p-tls-handshake:`` (a verifier that looks for that text inside the signature and
+    cuts the signature there accepts it)."""
+    return _sk(p.protobuf, p.signature + b"\x00" + SIGNATURE_PREFIX)
+
+
+
+@fault("host-key", "point-off-curve", "value", HOST_MALFORMED, hosts=("Secp256k1", "ECDSA"))
+def host_point_off_curve(p: Parts) -> bytes:
+    """Data is a well-formed key encoding whose point is not on the curve (Secp256k1: a
+    compressed point whose X has no Y on secp256k1; ECDSA: the P-256 SubjectPublicKeyInfo with
+    the point's last byte raised), so it passes a length or DER check and fails only when the
+    point is decoded."""
+    return _sk(encode_public_key(p.type_code, _off_curve(p.host.type, p.data)), p.signature)
+
+
+@fault("signed-key", "signature-length-missing", "length", MALFORMED)
+def signature_length_missing(p: Parts) -> bytes:
+    """The SignedKey ends right after the signature's OCTET STRING tag: its length octet is
+    missing (a parser that reads the length before checking that a byte is left fails
+    differently from one that checks)."""
+    return der.sequence(der.octet_string(p.protobuf), b"\x04")
+
+
+@fault("signed-key", "signature-empty-long-form", "length", MALFORMED)
+def signature_empty_long_form(p: Parts) -> bytes:
+    """The signature is empty and its length is in long form (``04 81 00``: not DER), as the
+    last bytes of the extension."""
+    return der.sequence(der.octet_string(p.protobuf), b"\x04\x81\x00")
+
+
+def _off_curve(host_type: HostKeyType, data: bytes) -> bytes:
+    """``data`` with its point moved off the curve: the first change of X (Secp256k1) or of Y's
+    last byte (ECDSA P-256, uncompressed) that leaves y^2 = x^3 + ax + b false."""
+    if host_type == "Secp256k1":
+        prime, a, b = 2**256 - 2**32 - 977, 0, 7
+        x = int.from_bytes(data[1:33], "big")
+        for step in range(1, 256):
+            shifted = (x + step) % prime
+            if pow((shifted**3 + a * shifted + b) % prime, (prime - 1) // 2, prime) == prime - 1:
+                return data[:1] + shifted.to_bytes(32, "big")
+        raise ValueError("no X without a Y near this one")  # pragma: no cover - 2^-255
+    prime = 2**256 - 2**224 + 2**192 + 2**96 - 1
+    a = prime - 3
+    b = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
+    x = int.from_bytes(data[-64:-32], "big")
+    for step in range(1, 256):
+        moved = data[:-1] + bytes([(data[-1] + step) % 256])
+        y = int.from_bytes(moved[-32:], "big")
+        if (y * y - (x**3 + a * x + b)) % prime:
+            return moved
+    raise ValueError("no Y off the curve near this one")  # pragma: no cover
+
+
 # -- generation -----------------------------------------------------------------------------------
 def _host(ctx: BuildContext, host_type: HostKeyType, role: str = "host") -> HostKey:
     """The host key of a generated case: derived for the case, but for RSA one derived from the
@@ -442,8 +501,15 @@ def _context_text(host: str, scheme: str, critical: bool, position: str) -> str:
 def generated() -> list[Case]:
     """The cases of the fault model, in the covering array's order (fault by fault)."""
     names = {f"{f.element}.{f.name}": f for f in FAULTS}
-    rows = pairwise({"fault": list(names), **CONTEXTS},
-                    lambda row: row["host"] in names[row["fault"]].hosts)
+    parameters = {"fault": list(names), **CONTEXTS}
+    rows: list[dict[str, Any]] = []
+    # Fault by fault, in declaration order, each slice extending the array chosen so far: a
+    # fault declared after the others adds its cases and leaves their contexts (and ids) alone.
+    for name, f in names.items():
+        def mine(row: dict[str, Any], _n: str = name, _f: Fault = f) -> bool:
+            return bool(row["fault"] == _n and row["host"] in _f.hosts)
+
+        rows += pairwise(parameters, mine, prior=rows, focus="fault")
     out: list[Case] = []
     order = {n: i for i, n in enumerate(names)}
     for row in sorted(rows, key=lambda r: (order[r["fault"]], HOST_KEY_TYPES.index(r["host"]),
