@@ -36,7 +36,7 @@ from cryptography.hazmat.primitives.asymmetric.padding import PKCS1v15
 from fixturegen.cases.context import BuildContext, Built
 from fixturegen.cases.covering import pairwise
 from fixturegen.cases.model import Case, Importance, describe, register
-from fixturegen.cases.mutate import host_signature
+from fixturegen.cases.mutate import RSA_PSS_KEY_ALGORITHM, host_signature
 from fixturegen.certs import der
 from fixturegen.certs.builder import Draft
 from fixturegen.certs.extension import (
@@ -444,6 +444,33 @@ def signature_empty_long_form(p: Parts) -> bytes:
     """The signature is empty and its length is in long form (``04 81 00``: not DER), as the
     last bytes of the extension."""
     return der.sequence(der.octet_string(p.protobuf), b"\x04\x81\x00")
+
+
+@fault("signed-key", "length-prefixed", "type", MALFORMED)
+def length_prefixed(p: Parts) -> bytes:
+    """The extension value is not DER at all: the host key protobuf and the signature, each
+    behind a 4-byte big-endian length (an ad-hoc encoding a verifier may fall back to)."""
+    return (len(p.protobuf).to_bytes(4, "big") + p.protobuf
+            + len(p.signature).to_bytes(4, "big") + p.signature)
+
+
+@fault("signed-key", "signature-indefinite-length", "length", MALFORMED)
+def signature_indefinite_length(p: Parts) -> bytes:
+    """The signature OCTET STRING's length octet is 0x80 (indefinite, which not even BER allows
+    for a primitive string), followed by the signature (a reader that takes 0x80 as a short
+    length of 0, or of 128, goes on differently)."""
+    return der.sequence(der.octet_string(p.protobuf), b"\x04\x80" + p.signature)
+
+
+@fault("host-key", "rsa-pss-key", "type", HOST_MALFORMED, hosts=("RSA",))
+def host_rsa_pss_key(p: Parts) -> bytes:
+    """The RSA host key's Data is its SubjectPublicKeyInfo under id-RSASSA-PSS (RFC 4055, no
+    parameters) instead of rsaEncryption: a key restricted to PSS, which cannot make the
+    host key's PKCS#1 v1.5 signature (a verifier that loads any RSA SubjectPublicKeyInfo
+    accepts)."""
+    _, bits = der.children(p.data)
+    return _sk(encode_public_key(p.type_code, der.sequence(RSA_PSS_KEY_ALGORITHM, bits)),
+               p.signature)
 
 
 def _off_curve(host_type: HostKeyType, data: bytes) -> bytes:
