@@ -356,10 +356,17 @@ def test_every_shipped_mutation_setup_loads() -> None:
     from fixturegen.harness.adapters import SHIPPED, adapters_dir
 
     base = adapters_dir(TESTS.parent / "adapters")
-    found = 0
+    found = reviewed = 0
     for adapter in SHIPPED:
         if (base / adapter.folder / "mutation" / f"{adapter.name}.json").is_file():
             setup = load_setup(base, adapter.folder, adapter.name)
             assert setup.files and setup.tool
             found += 1
+            # every reviewed survivor names a mutant of a file in the reviewed scope
+            for mutant, (verdict, why) in setup.survivors.items():
+                assert mutant.split(":")[0] in setup.files, (adapter.name, mutant)
+                assert verdict in ("equivalent", "gap", "unkillable") and why.strip()
+            reviewed += bool(setup.survivors)
     assert found >= 1
+    # the campaigns at the pinned versions were reviewed (mutation guide, Results)
+    assert reviewed >= 5
