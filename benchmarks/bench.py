@@ -339,6 +339,24 @@ def main() -> None:
     print(f"  driver CPU    {d['cpu'] * 1000:8.3f} ms/case (the driver process alone; "
           "target: under 5)")
     bench_conformance(out_corpus)
+    mutation_costs(Path(__file__).resolve().parents[1] / "out" / "mutation")
+
+
+def mutation_costs(folder: Path) -> None:
+    """Seconds per mutant of each implementation's last campaign (``make mutation`` writes
+    out/mutation/NAME; a campaign is hours, so the bench reads its report, not runs one)."""
+    print("\nmutation campaigns (median seconds per mutant, from out/mutation/NAME/mutation.json):")
+    reports = sorted(folder.glob("*/mutation.json")) if folder.is_dir() else []
+    if not reports:
+        print("  (no campaign report: `make mutation` runs the campaigns)")
+        return
+    for report in reports:
+        data = json.loads(report.read_text())
+        per = data.get("seconds_per_mutant") or {}
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in per.items() if v is not None) or "-"
+        counts = data.get("counts") or {}
+        print(f"  {data.get('implementation', report.parent.name):15} {parts} "
+              f"({counts.get('generated', '?')} mutants)")
 
 
 def bench_fuzz(n: int = 4000) -> dict[str, Any]:
