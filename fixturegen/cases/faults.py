@@ -473,6 +473,14 @@ def host_rsa_pss_key(p: Parts) -> bytes:
                p.signature)
 
 
+@fault("extension-signature", "prefix-inside", "value", SIG_INVALID)
+def signature_prefix_inside(p: Parts) -> bytes:
+    """The signed message's prefix text ``libp2p-tls-handshake:`` inserted into the signature
+    after its first byte (a verifier that searches the signature for that text and cuts it
+    there meets a signature of the wrong length)."""
+    return _sk(p.protobuf, p.signature[:1] + SIGNATURE_PREFIX + p.signature[1:])
+
+
 def _off_curve(host_type: HostKeyType, data: bytes) -> bytes:
     """``data`` with its point moved off the curve: the first change of X (Secp256k1) or of Y's
     last byte (ECDSA P-256, uncompressed) that leaves y^2 = x^3 + ax + b false."""
