@@ -72,6 +72,22 @@ def test_pairwise_grown_slice_by_slice_covers_each_slice_and_keeps_earlier_rows(
         pairwise(params, focus="nope")
 
 
+def test_a_slice_given_only_its_own_value_chooses_the_rows_the_whole_product_would() -> None:
+    """faults.generated() passes each slice its own fault only (the candidates of one fault,
+    not every fault's); the prior rows' other values must weigh the same as before."""
+    params = {"f": [1, 2, 3, 4], "h": ["a", "b", "c"], "s": ["x", "y", "z"], "c": [0, 1]}
+    whole: list[dict[str, Any]] = []
+    alone: list[dict[str, Any]] = []
+    for f in params["f"]:
+        def allowed(r: dict[str, Any], _f: int = f) -> bool:
+            return r["f"] == _f and not (_f == 2 and r["h"] == "a")
+
+        whole += pairwise(params, allowed, prior=whole, focus="f")
+        alone += pairwise({**params, "f": [f]}, allowed, prior=alone, focus="f")
+    assert alone == whole
+    assert len({tuple(r.values()) for r in whole}) == len(whole) >= 4 * 3
+
+
 def test_a_fault_declared_last_adds_its_cases_and_leaves_the_others_ids() -> None:
     before = FAULTS.pop()
     try:

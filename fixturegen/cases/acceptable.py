@@ -121,9 +121,10 @@ def rsa_1024(ctx: BuildContext) -> Built:
 def host_key_rsa_size(ctx: BuildContext, bits: int) -> Built:
     """A valid certificate whose RSA host key is outside 2048..8192 bits (1024: under the
     minimum go-libp2p enforces; 8704: over its maximum). The spec sets no size; the reference
-    verifier accepts."""
-    kind = KeyKind.RSA_1024 if bits == 1024 else KeyKind.RSA_8704
-    return ctx.built(ctx.draft(host=ctx.host("RSA", kind=kind)))
+    verifier accepts. The RSA-8704 key is the fixed one."""
+    if bits == 1024:
+        return ctx.built(ctx.draft(host=ctx.host("RSA", kind=KeyKind.RSA_1024)))
+    return ctx.built(ctx.draft(host=ctx.host("RSA", kind=KeyKind.RSA_8704, source="fixed")))
 
 
 @case("acceptable.pss-salt-length-{salt}", "acceptable", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,

@@ -65,9 +65,11 @@ class BuildContext:
             ) -> KeyPair:
         return self.fixed(kind) if source == "fixed" else self.throwaway(kind, role)
 
-    def host(self, host_type: str = "Ed25519", role: str = "host", kind: KeyKind | None = None
-             ) -> HostKey:
-        return HostKey(self.throwaway(kind or KeyKind.for_host_type(host_type), role))
+    def host(self, host_type: str = "Ed25519", role: str = "host", kind: KeyKind | None = None,
+             source: Source = "throwaway") -> HostKey:
+        """The host key of ``role``: this fixture's throwaway key of ``kind`` (by default the
+        type's usual kind), or with ``source="fixed"`` the committed key of that kind."""
+        return HostKey(self.key(kind or KeyKind.for_host_type(host_type), source, role))
 
     def derived(self, purpose: str, n: int) -> bytes:
         """``n`` bytes derived from the seed, this fixture and ``purpose``."""

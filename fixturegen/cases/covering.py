@@ -27,8 +27,10 @@ def pairwise(parameters: Mapping[str, Sequence[Any]],
     """Rows (dicts of parameter -> value, in ``parameters``' order) that cover every pair of
     values that some allowed row holds. A parameter with one value is in every row.
 
-    ``prior``: rows chosen before (over the same parameters); the pairs they hold count as
-    covered and as used, and only the new rows are returned. ``focus``: only the pairs with a
+    ``prior``: rows chosen before (over the same parameters; a value a parameter no longer
+    lists, such as an earlier slice's value of ``focus``, stands for itself and is in no new
+    row); the pairs they hold count as covered and as used, and only the new rows are
+    returned. ``focus``: only the pairs with a
     value of that parameter must be covered; the others are still preferred while uncovered.
     Growing an array one slice at a time this way (each slice one value of ``focus``) leaves
     the earlier slices as they were."""
@@ -47,7 +49,7 @@ def pairwise(parameters: Mapping[str, Sequence[Any]],
     focused = None if focus is None else names.index(focus)
 
     def keys(row: Row) -> frozenset[tuple[int, int, int, int]]:
-        codes = [index[n][row[n]] for n in names]
+        codes = [index[n].get(row[n], -1) for n in names]
         return frozenset((a, codes[a], b, codes[b]) for a, b in pairs)
 
     def must(k: tuple[int, int, int, int]) -> bool:

@@ -48,6 +48,7 @@ from fixturegen.certs.extension import (
 )
 from fixturegen.certs.pss import sign_pss
 from fixturegen.certs.schemes import SCHEMES as NAMED_SCHEMES
+from fixturegen.certs.schemes import SigningAlgorithm
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
 from fixturegen.keys import HOST_KEY_TYPES, KeyKind
@@ -481,6 +482,41 @@ def signature_prefix_inside(p: Parts) -> bytes:
     return _sk(p.protobuf, p.signature[:1] + SIGNATURE_PREFIX + p.signature[1:])
 
 
+@fault("host-key", "rsa-pss-key-parameters", "type", HOST_MALFORMED, hosts=("RSA",))
+def host_rsa_pss_key_parameters(p: Parts) -> bytes:
+    """The RSA host key's Data is its SubjectPublicKeyInfo under id-RSASSA-PSS with explicit
+    parameters (SHA-256, MGF1 with SHA-256, salt 32: RFC 4055), a key restricted to PSS
+    signatures over SHA-256, which cannot make the host key's PKCS#1 v1.5 signature (a
+    verifier that only recognises the parameterless form, or loads any RSA key, accepts)."""
+    _, bits = der.children(p.data)
+    algorithm = SigningAlgorithm("rsa_pss", "sha256").algorithm_identifier()
+    return _sk(encode_public_key(p.type_code, der.sequence(algorithm, bits)), p.signature)
+
+
+@fault("signed-key", "signature-indefinite-length-128", "length", MALFORMED, hosts=("RSA",))
+def signature_indefinite_length_128(p: Parts) -> bytes:
+    """As signed-key.signature-indefinite-length (``04 80`` before the signature), with an
+    RSA-1024 host key instead, whose signature is exactly 128 bytes: a reader that takes 0x80
+    as a short length of 128 finds the signature whole and nothing left over."""
+    host = HostKey(p.ctx.throwaway(KeyKind.RSA_1024, "host-1024"))
+    signature = host_signature(host, p.draft)
+    return der.sequence(der.octet_string(host.protobuf), b"\x04\x80" + signature)
+
+
+@fault("signed-key", "public-key-only-empty", "missing", MALFORMED, importance="medium")
+def public_key_only_empty(p: Parts) -> bytes:
+    """SignedKey holds one empty publicKey OCTET STRING and nothing else: the extension value
+    is the four bytes ``30 02 04 00`` (a verifier's minimum-length check meets its bound)."""
+    return der.sequence(der.octet_string(b""))
+
+
+@fault("signed-key", "length-prefixed-empty-signature", "type", MALFORMED)
+def length_prefixed_empty_signature(p: Parts) -> bytes:
+    """As signed-key.length-prefixed (not DER: each part behind a 4-byte big-endian length),
+    with a signature of length 0 and nothing after it."""
+    return len(p.protobuf).to_bytes(4, "big") + p.protobuf + bytes(4)
+
+
 def _off_curve(host_type: HostKeyType, data: bytes) -> bytes:
     """``data`` with its point moved off the curve: the first change of X (Secp256k1) or of Y's
     last byte (ECDSA P-256, uncompressed) that leaves y^2 = x^3 + ax + b false."""
@@ -536,15 +572,15 @@ def _context_text(host: str, scheme: str, critical: bool, position: str) -> str:
 def generated() -> list[Case]:
     """The cases of the fault model, in the covering array's order (fault by fault)."""
     names = {f"{f.element}.{f.name}": f for f in FAULTS}
-    parameters = {"fault": list(names), **CONTEXTS}
     rows: list[dict[str, Any]] = []
     # Fault by fault, in declaration order, each slice extending the array chosen so far: a
     # fault declared after the others adds its cases and leaves their contexts (and ids) alone.
+    # Each slice's candidates are its own fault's rows only (the others' are never allowed).
     for name, f in names.items():
-        def mine(row: dict[str, Any], _n: str = name, _f: Fault = f) -> bool:
-            return bool(row["fault"] == _n and row["host"] in _f.hosts)
+        def mine(row: dict[str, Any], _f: Fault = f) -> bool:
+            return row["host"] in _f.hosts
 
-        rows += pairwise(parameters, mine, prior=rows, focus="fault")
+        rows += pairwise({"fault": [name], **CONTEXTS}, mine, prior=rows, focus="fault")
     out: list[Case] = []
     order = {n: i for i, n in enumerate(names)}
     for row in sorted(rows, key=lambda r: (order[r["fault"]], HOST_KEY_TYPES.index(r["host"]),

@@ -485,7 +485,9 @@ def replayed(ctx: BuildContext) -> Built:
       importance="critical", rule=f"{EXT}: the signed message starts with 'libp2p-tls-handshake:'")
 def no_prefix(ctx: BuildContext) -> Built:
     """The host key signed the bare SubjectPublicKeyInfo, without the libp2p-tls-handshake:
-    prefix (a signature that could be lifted from another protocol)."""
+    prefix: the historical encoding of go-libp2p-tls before it adopted the prefix in March
+    2019 (libp2p/go-libp2p-tls#25), and a signature that could be lifted from another
+    protocol. The fault model has it in every context (extension-signature.no-prefix)."""
     d = ctx.draft()
     v = signed_key(d.host.protobuf, d.host.sign(d.cert_key.spki))
     return ctx.built(with_libp2p_value(d, v))

@@ -65,8 +65,8 @@ def rsa_size(ctx: BuildContext, scheme: str, kind: KeyKind, bits: int) -> Built:
 @case("host-rsa-8192", "valid", rule="peer-ids.md: RSA (no size set); go-libp2p: 2048..8192")
 def host_rsa_8192(ctx: BuildContext) -> Built:
     """A valid P-256 certificate whose host key is RSA-8192, the largest RSA host key go-libp2p
-    and js-libp2p accept (and generate)."""
-    return ctx.built(ctx.draft(host=ctx.host("RSA", kind=KeyKind.RSA_8192)))
+    and js-libp2p accept (and generate); the fixed RSA-8192 key."""
+    return ctx.built(ctx.draft(host=ctx.host("RSA", kind=KeyKind.RSA_8192, source="fixed")))
 
 
 @case("host-ecdsa-p384", "valid", rule="peer-ids.md: ECDSA")

@@ -33,7 +33,10 @@ def load_fixed(kind: KeyKind | str, keys_dir: Path = KEYS_DIR) -> KeyPair:
     kind = KeyKind(kind)
     path = keys_dir / f"{kind}.pem"
     try:
-        private = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        # OpenSSL's RSA consistency check proves p and q prime again on every load: seconds
+        # for the RSA-8704 key. These files are ours, their fingerprints tested (test_keys).
+        private = serialization.load_pem_private_key(path.read_bytes(), password=None,
+                                                     unsafe_skip_rsa_key_validation=True)
     except (OSError, ValueError, TypeError) as exc:
         raise FixedKeyError(f"cannot load fixed key {path}: {exc}") from exc
     try:

@@ -64,9 +64,9 @@ class KeyKind(StrEnum):
     RSA_3072 = ("rsa-3072", 3072, None, None, "RSA", "rsa_pss_rsae_sha256", True)
     RSA_4096 = ("rsa-4096", 4096, None, None, "RSA", "rsa_pss_rsae_sha256", True)
     # The largest RSA host key go-libp2p and js-libp2p accept, and one past it (host keys of the
-    # catalogue's size cases).
-    RSA_8192 = ("rsa-8192", 8192, None, None, "RSA", "rsa_pss_rsae_sha256", False)
-    RSA_8704 = ("rsa-8704", 8704, None, None, "RSA", "rsa_pss_rsae_sha256", False)
+    # catalogue's size cases). Fixed, not derived: a prime search at these sizes costs seconds.
+    RSA_8192 = ("rsa-8192", 8192, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    RSA_8704 = ("rsa-8704", 8704, None, None, "RSA", "rsa_pss_rsae_sha256", True)
     P256 = ("p256", None, "secp256r1",
             0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
             "ECDSA", "ecdsa_secp256r1_sha256", True)

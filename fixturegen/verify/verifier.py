@@ -231,7 +231,7 @@ class Verifier:
                     raise HostKeyMalformed("Secp256k1 key data is not a 33-byte compressed point")
                 key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256K1(), data)
             else:
-                if _pss_only(data):  # a host key signs PKCS#1 v1.5 (RSA) or ECDSA
+                if _names_pss(data):  # a host key signs PKCS#1 v1.5 (RSA) or ECDSA
                     raise HostKeyMalformed(f"{name} key data is an RSASSA-PSS key")
                 key = self._spki_key(data)
                 if name == "RSA" and not isinstance(key, rsa.RSAPublicKey):
@@ -466,6 +466,22 @@ def _pss_only(spki: bytes) -> bool:
         return False
     header = 2 if spki[1] < 0x80 else 2 + (spki[1] & 0x7F)
     return spki[header : header + len(_RSA_PSS_KEY_ID)] == _RSA_PSS_KEY_ID
+
+
+#: The content octets of the id-RSASSA-PSS OBJECT IDENTIFIER.
+_PSS_OID_CONTENT = _RSA_PSS_KEY_ID[4:]
+
+
+def _names_pss(spki: bytes) -> bool:
+    """Whether the SubjectPublicKeyInfo's algorithm is id-RSASSA-PSS, with or without
+    parameters (False for anything that is not a SubjectPublicKeyInfo)."""
+    try:
+        _, start, end = tlv(spki, 0, len(spki))
+        _, alg_start, alg_end = tlv(spki, start, end)
+        tag, oid_start, oid_end = tlv(spki, alg_start, alg_end)
+    except DERError:
+        return False
+    return tag == 0x06 and spki[oid_start:oid_end] == _PSS_OID_CONTENT
 
 
 def _as_rsa_encryption(spki: bytes) -> bytes:
