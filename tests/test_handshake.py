@@ -331,17 +331,30 @@ def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=default_signals)
     deadline = time.monotonic() + 120
-    while len(_marked(tag)) < 3 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)  # the run, its adapter and its fixture peer
-    running = _marked(tag)
-    assert len(running) >= 3, "the adapter and the fixture peer never started"
-    # Stop the run (SIGSTOP) while its adapter and fixture peer are up: they live only while
-    # an entry's handshakes run, so the signal lands mid-handshakes on any machine; it is
-    # pending until SIGCONT, and Python runs its handler at once then.
-    os.kill(proc.pid, signal.SIGSTOP)
-    while _state(proc.pid) not in ("T", "t", "Z", "gone"):
-        os.sched_yield()
-    assert proc.poll() is None and len(_marked(tag)) >= 3, "the handshakes were over"
+
+    def finished() -> int:  # entries in results.json (written whole after each one)
+        try:
+            return len(json.loads((out / "results.json").read_text())["implementations"])
+        except (OSError, ValueError):
+            return 0
+
+    # Stop the run (SIGSTOP) while its adapter and fixture peer are up, after its first entry
+    # (so that there are finished entries to keep): they live only while an entry's handshakes
+    # run, so the signal lands mid-handshakes on any machine; it is pending until SIGCONT, and
+    # Python runs its handler at once then. Stopped between two entries, it goes on and waits
+    # for the next.
+    while True:
+        while ((len(_marked(tag)) < 3 or finished() < 1) and proc.poll() is None
+               and time.monotonic() < deadline):
+            time.sleep(0.05)  # the run, its adapter and its fixture peer
+        assert len(_marked(tag)) >= 3 and finished() >= 1, "no second entry ever started"
+        os.kill(proc.pid, signal.SIGSTOP)
+        while _state(proc.pid) not in ("T", "t", "Z", "gone"):
+            os.sched_yield()
+        if len(_marked(tag)) >= 3:
+            break
+        os.kill(proc.pid, signal.SIGCONT)
+    assert proc.poll() is None, "the handshakes were over"
     proc.send_signal(getattr(signal, name))
     os.kill(proc.pid, signal.SIGCONT)
     _, stderr = proc.communicate(timeout=60)
@@ -353,3 +366,10 @@ def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
     for impl in results["implementations"]:
         plan = handshake_cases(corpus, impl["transport"], impl["direction"], 1.0)
         assert [c["id"] for c in impl["cases"]] == [c.id for c in plan]
+    # The other reports were written on the way out, of the same finished entries.
+    assert results["implementations"]
+    import xml.etree.ElementTree as ET
+    suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
+    assert [(s.get("name"), int(s.get("tests") or -1)) for s in suites] == [
+        (f"{i['name']}@{i['transport']}-{i['direction']}", len(i["cases"]))
+        for i in results["implementations"]]

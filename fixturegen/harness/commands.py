@@ -40,7 +40,7 @@ from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.pagedata import write_reports
-from fixturegen.harness.report import ReportFolderError, check_report_folder
+from fixturegen.harness.report import ReportFolderError, check_report_folder, write_results_only
 from fixturegen.harness.requests import CorpusError
 from fixturegen.harness.results import (
     Implementation,
@@ -233,32 +233,39 @@ def run(
         write_reports(results, folder)  # a results file exists whatever happens next
 
         def written(entry: Implementation) -> None:
-            # Written after every entry: an interrupted run keeps what it finished.
+            # results.json after every entry: a run killed outright keeps what it finished
+            # (`harness report` makes the other reports from it). The other four cost twice
+            # as much and grow with the run: they are written at the end, or when stopped.
             done.append(entry)
-            write_reports(results_file(corpus, loaded.seed, loaded.cases, done), folder)
+            write_results_only(results_file(corpus, loaded.seed, loaded.cases, done), folder)
 
-        for target in targets:
-            if mode != "api" and not target.transports:
-                say(f"harness: {target.name} {target.version}: no handshake mode in this build")
-            _, broken = run_entries(target, loaded, mode, folder, peer_argv=peer_argv,
-                                    timeout=timeout, startup=startup, known=known_set, say=say,
-                                    done=written, jobs=jobs)
-            if broken is not None:
-                break
-        results = results_file(corpus, loaded.seed, loaded.cases, done)
-        if interop and broken is None:
-            say(f"harness: interop: {len(targets)} implementations make and check certificates")
-            try:
-                peer_made = run_interop(targets, folder, timeout=timeout, startup=startup,
-                                        peer_argv=peer_argv)
-            except OSError as exc:
-                fail(f"interop: cannot keep the certificates in {folder}: "
-                     f"{exc.strerror or exc}")
-            results = results_file(corpus, loaded.seed, loaded.cases, done, peer_made)
-            write_reports(results, folder)
+        try:
+            for target in targets:
+                if mode != "api" and not target.transports:
+                    say(f"harness: {target.name} {target.version}: no handshake mode in this "
+                        "build")
+                _, broken = run_entries(target, loaded, mode, folder, peer_argv=peer_argv,
+                                        timeout=timeout, startup=startup, known=known_set,
+                                        say=say, done=written, jobs=jobs)
+                if broken is not None:
+                    break
+            results = results_file(corpus, loaded.seed, loaded.cases, done)
+            if interop and broken is None:
+                say(f"harness: interop: {len(targets)} implementations make and check "
+                    "certificates")
+                try:
+                    peer_made = run_interop(targets, folder, timeout=timeout, startup=startup,
+                                            peer_argv=peer_argv)
+                except OSError as exc:
+                    fail(f"interop: cannot keep the certificates in {folder}: "
+                         f"{exc.strerror or exc}")
+                results = results_file(corpus, loaded.seed, loaded.cases, done, peer_made)
+        except KeyboardInterrupt:  # a stopping signal: every report of what finished, then stop
+            with contextlib.suppress(OSError, ReportFolderError):
+                write_reports(results_file(corpus, loaded.seed, loaded.cases, done), folder)
+            raise
+        write_reports(results, folder)
         _finish(results, folder, known, broken)
-
-
 
 
 def fixture_peer(base: Path | None) -> list[str]:
