@@ -89,7 +89,7 @@ matrix: $(STAMP) adapters
 MUTATE_ARGS ?=
 mutation: $(STAMP) adapters
 	$(VENV)/bin/fixturegen generate --out $(OUT)
-	for impl in go-libp2p js-libp2p rust-libp2p py-libp2p-tls py-libp2p-quic; do \
+	for impl in go-libp2p js-libp2p rust-libp2p py-libp2p-tls py-libp2p-quic litep2p; do \
 	  $(VENV)/bin/fixturegen mutate --impl $$impl --corpus $(OUT) \
 	    --out $(OUT)/mutation/$$impl $(MUTATE_ARGS) || exit 1; done
 

@@ -116,6 +116,28 @@ def p384_sha256(ctx: BuildContext) -> Built:
     return ctx.built(d)
 
 
+@case("invalid.self-signature-hash-mislabelled.{name}", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="medium",
+      rule="RFC 8446 4.2.3 / RFC 5758 3.2: the algorithm names the hash; each curve pairs one",
+      each=[{"name": "p256-sha384", "kind": KeyKind.P256, "curve": "P-256", "label": "sha384",
+             "signed": "sha256"},
+            {"name": "p384-sha256", "kind": KeyKind.P384, "curve": "P-384", "label": "sha256",
+             "signed": "sha384"}])
+def hash_mislabelled(ctx: BuildContext, name: str, kind: KeyKind, curve: str, label: str,
+                     signed: str) -> Built:
+    """Both AlgorithmIdentifiers say ecdsa-with-{label}, which does not pair with the {curve}
+    certificate key; the self-signature is a valid ECDSA signature over the {signed} hash, the
+    one its curve pairs with. A verifier that takes the scheme from the curve alone (or from
+    either of the two) accepts it; under the algorithm the certificate names, it does not
+    verify. From litep2p's surviving mutants of signature_scheme (`&&` as `||`)."""
+    curve_name = "secp256r1" if kind is KeyKind.P256 else "secp384r1"
+    d = ctx.draft(f"ecdsa_{curve_name}_{label}", algorithm=SigningAlgorithm("ecdsa", label),
+                  cert_kind=kind)
+    tbs = d.tbs_der()
+    signature = SigningAlgorithm("ecdsa", signed).sign(d.cert_key.private, tbs)
+    return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(), signature),))
+
+
 @case("invalid.rsa-pkcs1-parameters-not-null", "invalid",
       ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="low",
       rule="RFC 4055 5 / RFC 8017 A.2.4: sha256WithRSAEncryption parameters MUST be NULL")
