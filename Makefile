@@ -64,7 +64,7 @@ adapters:
 conformance: $(STAMP) adapters
 	$(VENV)/bin/fixturegen generate --out $(OUT)
 	$(VENV)/bin/fixturegen harness run --impl all --mode all --corpus $(OUT)
-	FIXTUREGEN_CONFORMANCE=$(OUT)/conformance $(PY) -m pytest -m conformance
+	FIXTUREGEN_CONFORMANCE=$(OUT)/conformance $(PY) -m pytest -n 2 -m conformance
 
 # Builds of other versions, for real: per implementation an older release from its registry
 # and a source tree with a planted bug (tests/test_real_builds.py). CI runs it.
