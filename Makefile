@@ -78,7 +78,7 @@ MATRIX_VERSIONS ?= all
 MATRIX_MODE ?= all
 matrix: $(STAMP) adapters
 	$(VENV)/bin/fixturegen generate --out $(OUT)
-	for impl in rust-libp2p py-libp2p-tls py-libp2p-quic js-libp2p go-libp2p; do \
+	for impl in rust-libp2p py-libp2p-tls py-libp2p-quic js-libp2p go-libp2p litep2p; do \
 	  $(VENV)/bin/fixturegen harness matrix --impl $$impl --versions $(MATRIX_VERSIONS) \
 	    --mode $(MATRIX_MODE) --corpus $(OUT) --out $(OUT)/matrix/$$impl || exit 1; done
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import string
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.x509.oid import SignatureAlgorithmOID
 
 from fixturegen.cases import CATALOGUE
 from fixturegen.certs.schemes import SCHEMES
@@ -71,6 +74,78 @@ def test_matrix_is_complete(fixtures: dict[str, dict[str, Any]]) -> None:
                     for src in ("fixed", "throwaway")}
     crit = [f for f in fixtures.values() if f["certificate"]["extension_critical"]]
     assert {f["certificate"]["signature_scheme"] for f in crit} == set(SCHEMES)
+
+
+#: The signature algorithm each scheme of the fault contexts puts in the certificate.
+FAULT_SCHEME_OIDS = {
+    "ecdsa_secp256r1_sha256": SignatureAlgorithmOID.ECDSA_WITH_SHA256,
+    "ed25519": SignatureAlgorithmOID.ED25519,
+    "rsa_pss_rsae_sha256": SignatureAlgorithmOID.RSASSA_PSS,
+    "rsa_pkcs1_sha256": SignatureAlgorithmOID.RSA_WITH_SHA256,
+}
+
+
+def test_families_name_their_fixtures_and_fault_contexts_are_what_the_certificate_holds(
+        corpus: Path, manifest: dict[str, Any]) -> None:
+    """A fixture's family is the template its id fills; the members of a family differ in
+    their parameters only; a fault case's context (scheme, criticality, position) is what its
+    certificate's DER holds, read with cryptography."""
+    members: dict[str, list[dict[str, Any]]] = {}
+    for f in manifest["fixtures"]:
+        family = f.get("family")
+        if family is None:
+            assert "{" not in f["id"], f["id"]
+            continue
+        names = {n for _, n, _, _ in string.Formatter().parse(family["id"]) if n}
+        assert set(family["parameters"]) == names, f["id"]
+        assert family["id"].format(**family["parameters"]) == f["id"]
+        members.setdefault(family["id"], []).append(f)
+    alone = [f for f in manifest["fixtures"] if "family" not in f]
+    assert len(alone) > 50 and len(members) > 50
+    for template, fs in members.items():
+        assert len(fs) >= 2, template
+        assert len({tuple(sorted(f["family"]["parameters"].items())) for f in fs}) == len(fs)
+        assert len({f["rule"] for f in fs}) == 1, template
+    faults = {t: fs for t, fs in members.items() if t.startswith("invalid.fault.")}
+    assert len(faults) >= 40
+    for template, fs in faults.items():
+        assert template.endswith(".{host}.{scheme}.{placement}")
+        for f in fs:
+            context = f["family"]["parameters"]
+            cert = x509.load_der_x509_certificate((corpus / f["path"]).read_bytes())
+            assert cert.signature_algorithm_oid == FAULT_SCHEME_OIDS[context["scheme"]], f["id"]
+            oids = [e.oid.dotted_string for e in cert.extensions]
+            index = oids.index(outside.LIBP2P_OID.dotted_string)
+            critical = cert.extensions[index].critical
+            position = "first" if index == 0 else "last"
+            assert context["placement"] == (
+                f"{'critical' if critical else 'noncritical'}-{position}"), f["id"]
+            assert context["host"] == f["host_key"]["type"].lower(), f["id"]
+
+
+def test_the_corpus_readme_has_a_row_per_family_and_lists_each_familys_fixtures(
+        corpus: Path, manifest: dict[str, Any]) -> None:
+    readme = (corpus / "README.md").read_text()
+    table, families = readme.split("\n## Families\n", 1)
+    rows = re.findall(r"^\| \[?`([^`]+)`", table, flags=re.M)
+    expected: list[str] = []
+    for f in manifest["fixtures"]:
+        key = f["family"]["id"] if "family" in f else f["id"]
+        if key not in expected:
+            expected.append(key)
+    assert rows == expected and len(rows) < len(manifest["fixtures"]) / 2
+    sections = re.split(r"^### ", families.split("\n## Flags\n")[0], flags=re.M)[1:]
+    listed = {}
+    for section in sections:
+        template = re.search(r"`([^`]+)`", section)
+        assert template is not None
+        # a table: its header, its separator, then a row per fixture
+        listed[template.group(1)] = len(re.findall(r"^\|", section, flags=re.M)) - 2
+    sizes: dict[str, int] = {}
+    for f in manifest["fixtures"]:
+        if "family" in f:
+            sizes[f["family"]["id"]] = sizes.get(f["family"]["id"], 0) + 1
+    assert listed == sizes
 
 
 #: Valid cases whose notAfter is 2049-12-31T23:59:59Z: the last UTCTime instant.

@@ -20,7 +20,8 @@ change), with an id that says fault and context::
     invalid.fault.signed-key.third-element.rsa.ed25519.critical-last
 
 and its family (the id with the context left as ``{host}.{scheme}.{placement}``) groups the
-contexts of one fault in the manifest and the reports.
+contexts of one fault in the manifest (each fixture's ``family``: the template and this
+context's values), the corpus README and the reports.
 """
 
 from __future__ import annotations
@@ -422,7 +423,6 @@ def signature_trailing_prefix(p: Parts) -> bytes:
     return _sk(p.protobuf, p.signature + b"\x00" + SIGNATURE_PREFIX)
 
 
-
 @fault("host-key", "point-off-curve", "value", HOST_MALFORMED, hosts=("Secp256k1", "ECDSA"))
 def host_point_off_curve(p: Parts) -> bytes:
     """Data is a well-formed key encoding whose point is not on the curve (Secp256k1: a
@@ -601,7 +601,8 @@ def generated() -> list[Case]:
             result="invalid", build=build, error=f.error,
             flags=(Flag.CRITICAL_LIBP2P_EXTENSION,) if critical else (),
             importance=f.importance, rule=_RULES[f.element], family=f.family,
-            section="faults"))
+            section="faults",
+            parameters=(("host", host.lower()), ("scheme", scheme), ("placement", placement))))
     return out
 
 

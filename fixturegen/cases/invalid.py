@@ -130,8 +130,7 @@ def hash_mislabelled(ctx: BuildContext, name: str, kind: KeyKind, curve: str, la
     one its curve pairs with. A verifier that takes the scheme from the curve alone (or from
     either of the two) accepts it; under the algorithm the certificate names, it does not
     verify. From litep2p's surviving mutants of signature_scheme (`&&` as `||`)."""
-    curve_name = "secp256r1" if kind is KeyKind.P256 else "secp384r1"
-    d = ctx.draft(f"ecdsa_{curve_name}_{label}", algorithm=SigningAlgorithm("ecdsa", label),
+    d = ctx.draft(f"ecdsa_{kind.curve_name}_{label}", algorithm=SigningAlgorithm("ecdsa", label),
                   cert_kind=kind)
     tbs = d.tbs_der()
     signature = SigningAlgorithm("ecdsa", signed).sign(d.cert_key.private, tbs)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,6 +30,7 @@ from fixturegen.keys import KeyKind, KeyPair
 from fixturegen.model.manifest import (
     CertificateInfo,
     Expected,
+    Family,
     Fixture,
     HostKeyInfo,
     KeyInfo,
@@ -72,6 +74,8 @@ class Case:
     #: documentation and the reports group cases by them.
     family: str = ""
     section: str = ""
+    #: This case's value of each ``{name}`` in ``family`` (empty for a case declared alone).
+    parameters: tuple[tuple[str, str], ...] = ()
 
     def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None) -> Rendered:
         """Build the case: its manifest entry (the model ``output/`` writes) and its files.
@@ -106,6 +110,8 @@ class Case:
             expect_peer_id=built.expect_peer_id,
             expected=Expected(result=self.result, error=self.error,
                               peer_id=d.host.peer_id if self.result != "invalid" else None),
+            family=Family(id=self.family, parameters=dict(self.parameters))
+            if self.parameters else None,
         )
         files = (*zip(paths, built.files, strict=True), (key_path, d.cert_key.pkcs8_pem()))
         return Rendered(fixture, files)
@@ -117,6 +123,12 @@ CATALOGUE: list[Case] = []
 def describe(text: str) -> str:
     """A docstring as one line."""
     return " ".join(inspect.cleandoc(text).split())
+
+
+def template_values(template: str, params: Params) -> tuple[tuple[str, str], ...]:
+    """Each ``{name}`` of an id template with the text it takes from ``params``, in order."""
+    names = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+    return tuple((name, ("{" + name + "}").format(**params)) for name in dict.fromkeys(names))
 
 
 def register(c: Case) -> None:
@@ -154,6 +166,7 @@ def case(
                 flags=flags(**params) if callable(flags) else flags,
                 importance=importance, rule=rule, family=id,
                 section=fn.__module__.rsplit(".", 1)[-1],
+                parameters=template_values(id, params),
             ))
         return fn
 

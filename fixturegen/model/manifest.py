@@ -26,13 +26,14 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _absent_when_null(field: str, handler: SerializerFunctionWrapHandler, model: BaseModel
+def _absent_when_null(handler: SerializerFunctionWrapHandler, model: BaseModel, *fields: str
                       ) -> dict[str, object]:
-    """A model's JSON without ``field`` when it is null: an optional field only some entries
-    have, so that the others serialise exactly as before it existed."""
+    """A model's JSON without each of ``fields`` that is null: optional fields only some
+    entries have, so that the others serialise exactly as before those fields existed."""
     data: dict[str, object] = handler(model)
-    if data.get(field) is None:
-        data.pop(field, None)
+    for field in fields:
+        if data.get(field) is None:
+            data.pop(field, None)
     return data
 
 
@@ -54,7 +55,7 @@ class KeyInfo(FrozenModel):
     @model_serializer(mode="wrap")
     def _only_a_user_key_has_a_fingerprint(self, handler: SerializerFunctionWrapHandler
                                             ) -> dict[str, object]:
-        return _absent_when_null("fingerprint", handler, self)
+        return _absent_when_null(handler, self, "fingerprint")
 
 
 class CertificateInfo(FrozenModel):
@@ -80,6 +81,15 @@ class Expected(FrozenModel):
         description="The reference verifier's error code; null when it accepts"
     )
     peer_id: str | None = Field(description="The PeerId a verifier derives when it accepts")
+
+
+class Family(FrozenModel):
+    id: str = Field(description="The id template of the family: the case id with each "
+                    "parameter left as {name}. Every fixture of the family has it; "
+                    "id == family.id.format(**family.parameters)")
+    parameters: dict[str, str] = Field(
+        description="This fixture's value of each parameter of the template (for the fault "
+        "model: host, scheme and placement, the context of the fault that family.id names)")
 
 
 class Fixture(FrozenModel):
@@ -109,11 +119,15 @@ class Fixture(FrozenModel):
     imported_from: str | None = Field(
         default=None, description="For a certificate brought by `fixturegen import`: the file "
         "it came from, as given on the command line (absent for generated fixtures)")
+    family: Family | None = Field(
+        default=None, description="The family of generated cases this fixture belongs to "
+        "(one fault in several contexts, one rule over several schemes, ...), so that readers "
+        "group them; absent for a case declared alone and for imported certificates")
 
     @model_serializer(mode="wrap")
-    def _only_an_imported_fixture_names_its_file(self, handler: SerializerFunctionWrapHandler
-                                                 ) -> dict[str, object]:
-        return _absent_when_null("imported_from", handler, self)
+    def _optional_fields_only_when_set(self, handler: SerializerFunctionWrapHandler
+                                       ) -> dict[str, object]:
+        return _absent_when_null(handler, self, "imported_from", "family")
 
 
 class Manifest(FrozenModel):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from fixturegen.model.manifest import Manifest
+from fixturegen.model.manifest import Fixture, Manifest
 
 #: Package data (``fixturegen/data/templates``; in a checkout a link to ``templates/``).
 TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "templates"
@@ -23,7 +24,29 @@ def environment() -> Environment:
     )
 
 
+@dataclass(frozen=True)
+class Group:
+    """One row of the README's table: a case declared alone, or a family (its id template,
+    its parameters' names and its fixtures, in manifest order)."""
+
+    id: str
+    parameters: tuple[str, ...]
+    fixtures: tuple[Fixture, ...]
+
+
+def groups(fixtures: list[Fixture]) -> list[Group]:
+    """The manifest's fixtures by family, each family where its first fixture is."""
+    members: dict[str, list[Fixture]] = {}
+    for f in fixtures:
+        members.setdefault(f.family.id if f.family else f.id, []).append(f)
+    out = []
+    for key, fs in members.items():
+        family = fs[0].family
+        out.append(Group(key, tuple(family.parameters) if family else (), tuple(fs)))
+    return out
+
+
 def render_readme(manifest: Manifest, *, imported: bool = False) -> str:
     """The corpus README (``imported``: a corpus ``fixturegen import`` made)."""
-    return environment().get_template("corpus-README.md.j2").render(m=manifest,
-                                                                    imported=imported)
+    return environment().get_template("corpus-README.md.j2").render(
+        m=manifest, imported=imported, groups=groups(manifest.fixtures))
