@@ -12,10 +12,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from fixturegen.fuzz import independent
+from fixturegen.fuzz import campaign, independent
 from fixturegen.fuzz.campaign import (
+    CHUNK,
     MEMBERS_KEPT,
     Campaign,
+    Maker,
     Parent,
     independent_check,
     make_mutants,
@@ -124,6 +126,54 @@ def test_mutants_are_reproducible_and_signed_ones_carry_a_valid_self_signature(
     # the mutants reach every layer: many distinct verdicts, acceptance included
     assert len(codes) >= 10 and codes["accept"] > 0
     assert codes["(signed)"] > len(a) // 2  # most mutants are signed: the branch above ran
+
+
+def test_mutants_made_on_two_cores_are_the_ones_one_makes(pool: list[Parent]) -> None:
+    """Forked workers make the same mutants, in the same order, as this process does; so does
+    a campaign whose mutants they make."""
+    count = 4 * CHUNK + 37  # tasks of CHUNK numbers and a shorter last one
+    maker = Maker(SEED, pool, jobs=2)
+    try:
+        forked = maker.make(100, count)
+        assert maker.workers is not None  # the range was made by workers, not in here
+    finally:
+        maker.close()
+    here = make_mutants(SEED, pool, 100, count)
+    assert len(here) > 4 * CHUNK
+    assert [(m.id, m.steps, m.der, m.signed) for m in forked] == [
+        (m.id, m.steps, m.der, m.signed) for m in here]
+    one, two = (Campaign(SEED, [], pool=pool, jobs=jobs) for jobs in (1, 2))
+    for c in (one, two):
+        c.run(count=700)
+    assert one.tried == two.tried == 700
+    assert one.references == two.references and one.independent == two.independent
+    assert {k: g.count for k, g in one.finding_groups.items()} == {
+        k: g.count for k, g in two.finding_groups.items()}
+
+
+def _die(start: int, count: int) -> list[object]:
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    return []
+
+
+def test_a_worker_that_dies_is_exit_4_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """A maker's worker killed (out of memory, by hand) ends the campaign with exit code 4 and
+    one line, and leaves no report."""
+    from typer.testing import CliRunner
+
+    from fixturegen.cli import app
+
+    monkeypatch.setattr(campaign, "_make_chunk", _die)
+    result = CliRunner().invoke(app, ["fuzz", "--cases", str(2 * CHUNK + 1), "--jobs", "2",
+                                      "--out", str(tmp_path / "report")])
+    assert result.exit_code == 4, result.output
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("fuzz: ")]
+    assert errors == [errors[0]] and "a worker process died while making mutants" in errors[0]
+    assert "Traceback" not in result.output and not (tmp_path / "report").exists()
 
 
 def test_the_independent_check_agrees_on_the_catalogue(pool: list[Parent]) -> None:

@@ -174,7 +174,7 @@ def test_no_import_cycle() -> None:
 RANKS = {
     "fixturegen": 0, "fixturegen.verify": 0,
     "fixturegen.keys": 1, "fixturegen.errors": 1, "fixturegen.owned": 1,
-    "fixturegen.markdown": 1,
+    "fixturegen.markdown": 1, "fixturegen.workers": 1,
     "fixturegen.identity": 2,
     "fixturegen.certs": 3,
     "fixturegen.model": 4,

@@ -77,10 +77,13 @@ class Case:
     #: This case's value of each ``{name}`` in ``family`` (empty for a case declared alone).
     parameters: tuple[tuple[str, str], ...] = ()
 
-    def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None) -> Rendered:
+    def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None, *,
+               built: Built | None = None) -> Rendered:
         """Build the case: its manifest entry (the model ``output/`` writes) and its files.
-        ``user_keys`` replace the fixed keys of their kinds."""
-        built = self.build(BuildContext(seed, self.id, dict(user_keys or {})))
+        ``user_keys`` replace the fixed keys of their kinds; ``built``: what :attr:`build`
+        already gave for this seed and these keys (not built again)."""
+        if built is None:
+            built = self.build(BuildContext(seed, self.id, dict(user_keys or {})))
         d = built.draft
         paths = [f"certs/{self.id}.der"]
         paths += [f"certs/{self.id}.{i}.der" for i in range(2, len(built.files) + 1)]

@@ -1,16 +1,17 @@
 """Deterministic RSASSA-PSS (RFC 8017 section 8.1.1 with EMSA-PSS-ENCODE, section 9.1.1).
 
 `cryptography` always draws a random salt; a reproducible corpus needs the salt to be derived.
-This module encodes the message itself and applies the RSA private operation with the CRT
-values of the key (through GMP). Any standard PSS verifier accepts the result.
+This module encodes the message itself and applies the RSA private operation
+(:mod:`fixturegen.certs.rsa_raw`). Any standard PSS verifier accepts the result.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-import gmpy2
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from fixturegen.certs.rsa_raw import private_op
 
 
 def mgf1(seed: bytes, length: int, hash_name: str) -> bytes:
@@ -36,17 +37,9 @@ def emsa_pss_encode(message: bytes, em_bits: int, salt: bytes, hash_name: str) -
     return bytes(masked) + h + b"\xbc"
 
 
-def rsa_private_op(key: rsa.RSAPrivateKey, m: int) -> int:
-    nums = key.private_numbers()
-    s1 = gmpy2.powmod(m, nums.dmp1, nums.p)
-    s2 = gmpy2.powmod(m, nums.dmq1, nums.q)
-    h = (nums.iqmp * (s1 - s2)) % nums.p
-    return int(s2 + h * nums.q)
-
-
 def sign_pss(key: rsa.RSAPrivateKey, message: bytes, hash_name: str, salt: bytes) -> bytes:
     """RSASSA-PSS-SIGN with MGF1 over the same hash and the given salt."""
     mod_bits = key.key_size
     em = emsa_pss_encode(message, mod_bits - 1, salt, hash_name)
-    s = rsa_private_op(key, int.from_bytes(em, "big"))
+    s = private_op(key, int.from_bytes(em, "big"))
     return s.to_bytes((mod_bits + 7) // 8, "big")

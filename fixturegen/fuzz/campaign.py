@@ -38,6 +38,7 @@ from fixturegen.harness.protocol import Request
 from fixturegen.harness.session import Target
 from fixturegen.keys.derive import stream
 from fixturegen.verify.verifier import Verifier
+from fixturegen.workers import Workers
 
 BATCH = 2000
 #: Members a cluster keeps beside its representative (its count is exact).
@@ -112,7 +113,7 @@ def parents(seed: bytes) -> list[Parent]:
         built = c.build(BuildContext(seed, c.id))
         if len(built.files) != 1 or built.expect_peer_id:
             continue
-        out.append(Parent(c.render(seed), built.draft))
+        out.append(Parent(c.render(seed, built=built), built.draft))
     return out
 
 
@@ -132,6 +133,49 @@ def make_mutants(seed: bytes, pool: Sequence[Parent], start: int, count: int) ->
             continue
         out.append(Mutant(f"fuzz.{n:07d}", parent.id, steps, der, signed))
     return out
+
+
+#: Mutants per task of a forked maker (a batch is split into tasks of this size).
+CHUNK = 250
+#: In a maker's worker: the seed and the parents it makes mutants of (inherited by the fork).
+_WORKER_POOL: list[tuple[bytes, Sequence[Parent]]] = []
+
+
+def _adopt(seed: bytes, pool: Sequence[Parent]) -> None:
+    _WORKER_POOL[:] = [(seed, pool)]
+
+
+def _make_chunk(start: int, count: int) -> list[Mutant]:
+    seed, pool = _WORKER_POOL[0]
+    return make_mutants(seed, pool, start, count)
+
+
+class Maker:
+    """:func:`make_mutants` on ``jobs`` cores: a range is split into tasks of :data:`CHUNK`
+    numbers, made by forked workers (started at the first range that needs them, kept until
+    :meth:`close`) and joined in order. Each mutant depends only on its number, so the result
+    is the same list whatever ``jobs`` is."""
+
+    def __init__(self, seed: bytes, pool: Sequence[Parent], jobs: int = 1) -> None:
+        self.seed, self.pool, self.jobs = seed, pool, jobs
+        self.workers: Workers | None = None
+
+    def make(self, start: int, count: int) -> list[Mutant]:
+        if self.jobs <= 1 or count <= CHUNK:
+            return make_mutants(self.seed, self.pool, start, count)
+        if self.workers is None:
+            self.workers = Workers(self.jobs, _adopt, (self.seed, self.pool))
+        starts = range(start, start + count, CHUNK)
+        out: list[Mutant] = []
+        for part in self.workers.map(_make_chunk, starts,
+                                     [min(CHUNK, start + count - s) for s in starts]):
+            out += part
+        return out
+
+    def close(self, *, cancel: bool = False) -> None:
+        if self.workers is not None:
+            self.workers.close(cancel=cancel)
+            self.workers = None
 
 
 def rebuild(m: Mutant, steps: tuple[Step, ...], by_id: dict[str, Parent]) -> Mutant | None:
@@ -226,6 +270,8 @@ class Campaign:
     startup: float = 60.0
     progress: Callable[[str], None] | None = None
     pool: list[Parent] = field(default_factory=list)
+    #: Processes that make the mutants (:class:`Maker`); the checks stay in this one.
+    jobs: int = 1
     #: Mutants tried (built and judged by everyone).
     tried: int = 0
     #: (implementation, mutant) pairs that disagree.
@@ -266,16 +312,22 @@ class Campaign:
         """Mutants in batches until ``count`` were tried or ``seconds`` have passed."""
         start = time.perf_counter()
         index = 0  # the next mutant number (one that does not apply is skipped)
-        while True:
-            if count is not None and (self.tried >= count or index >= 10 * count + BATCH):
-                break
-            if seconds is not None and time.perf_counter() - start >= seconds * 0.75:
-                break  # the rest of the time is the triage's
-            size = BATCH if count is None else min(BATCH, count - self.tried)
-            batch = make_mutants(self.seed, self.pool, index, size)
-            index += size
-            self.add(batch)
-            self.say(f"{self.tried} mutants, {self.disagreements} disagreements")
+        maker = Maker(self.seed, self.pool, self.jobs)
+        try:
+            while True:
+                if count is not None and (self.tried >= count or index >= 10 * count + BATCH):
+                    break
+                if seconds is not None and time.perf_counter() - start >= seconds * 0.75:
+                    break  # the rest of the time is the triage's
+                size = BATCH if count is None else min(BATCH, count - self.tried)
+                batch = maker.make(index, size)
+                index += size
+                self.add(batch)
+                self.say(f"{self.tried} mutants, {self.disagreements} disagreements")
+        except BaseException:
+            maker.close(cancel=True)
+            raise
+        maker.close()
 
     def add(self, batch: list[Mutant]) -> None:
         t = time.perf_counter()

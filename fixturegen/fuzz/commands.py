@@ -2,11 +2,13 @@
 
 Exit codes: 0 the campaign ran (disagreements are findings, in the report); 2 a usage error
 (a bad option, an unusable --out or adapters folder); 3 an adapter cannot start, or gave no
-verdict on any mutant (only protocol errors: not compared; the report is still written).
+verdict on any mutant (only protocol errors: not compared; the report is still written); 4 a
+worker process that makes mutants died (killed, out of memory; nothing is written).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -19,8 +21,10 @@ from fixturegen.errors import fail, out_path, seed_option
 from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
 from fixturegen.harness.session import Target
+from fixturegen.workers import WorkerDied
 
 EXIT_ADAPTER = 3
+EXIT_WORKER = 4
 DEFAULT_SEED = "libp2p-fixturegen"
 
 
@@ -48,6 +52,9 @@ def fuzz(
     startup: Annotated[float, typer.Option(min=0.1, max=3600.0,
                                            help="Seconds an adapter may take to start.")
                        ] = DEFAULT_STARTUP,
+    jobs: Annotated[int, typer.Option(
+        min=0, max=64, help="Processes that make the mutants (0: one per core). The mutants "
+        "do not depend on it.")] = 0,
 ) -> None:
     """Mutate the corpus's valid certificates and report where implementations differ."""
     from fixturegen.fuzz.campaign import Campaign
@@ -81,12 +88,14 @@ def fuzz(
               flush=True)
 
     campaign = Campaign(seed.encode(), targets, timeout=timeout, startup=startup,
-                        progress=progress)
+                        progress=progress, jobs=jobs or os.cpu_count() or 1)
     try:
         campaign.run(count=cases, seconds=seconds)
         clusters = campaign.clusters()
     except AdapterStartError as exc:
         fail(f"an adapter cannot start: {exc}", EXIT_ADAPTER)
+    except WorkerDied as exc:
+        fail(f"a worker process died while making mutants ({exc})", EXIT_WORKER)
     findings = campaign.reference_findings()
     r = report(campaign, clusters, findings, seed, time.perf_counter() - started)
     try:

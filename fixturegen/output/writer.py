@@ -4,18 +4,13 @@ the previous corpus as it was."""
 
 from __future__ import annotations
 
-import ctypes
 import fnmatch
 import functools
 import os
 import re
 import shutil
-import signal
-import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
@@ -39,10 +34,9 @@ from fixturegen.model.transcripts import (
 from fixturegen.output.render import render_readme
 from fixturegen.owned import NotOwned, publish
 from fixturegen.owned import check as may_write
+from fixturegen.workers import WorkerDied, Workers
 
 DEFAULT_SEED = "libp2p-fixturegen"
-#: The signals that stop a run (see fixturegen/__main__.py).
-_STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 class OutputError(Exception):
@@ -103,54 +97,17 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
             if progress:
                 progress()
         return out
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start,
-                               initargs=(os.getpid(),))
     try:
-        out = []
-        # The first submission forks the workers, then starts the pool's manager thread. A
-        # stopping signal between the two left a thread that shutdown cannot join: it raised
-        # RuntimeError and the run hung (seen on a loaded machine). The signals wait until
-        # every task is submitted; one that came meanwhile is handled right after.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-        try:
-            results = pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
-                               chunksize=4)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        for r in results:
-            out.append(r)
-            if progress:
-                progress()
-    except BrokenProcessPool as exc:
-        # A worker died (killed, out of memory): a one-line error, not a traceback. (A SIGTERM
-        # to the whole group kills the workers too; the parent's own is an interrupt.)
-        pool.shutdown(wait=True, cancel_futures=True)
+        with Workers(workers) as pool:
+            out = []
+            for r in pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
+                              chunksize=4):
+                out.append(r)
+                if progress:
+                    progress()
+    except WorkerDied as exc:
         raise OutputError(f"a worker process died while building the corpus ({exc})") from None
-    except BaseException:
-        # Interrupted or failed: drop the queued work; the workers finish the chunk they hold
-        # (a few cases, well under a second) and exit.
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown()
     return out
-
-
-def _worker_start(parent: int) -> None:
-    """In each worker: die with the parent (even on its SIGKILL); leave SIGINT and SIGHUP (a
-    terminal's, sent to the whole group) to the parent, which cancels the queued work (a
-    worker ends with its chunk); die on SIGTERM, as the pool expects when it is broken."""
-    for signum in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)  # forked while the parent blocked them
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
@@ -207,9 +164,6 @@ def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest,
     if transcripts is not None:
         (root / "transcripts.json").write_text(dumps(transcripts.model_dump(mode="json")))
         (root / "transcripts.schema.json").write_text(dumps(transcripts_schema()))
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 def _alive(pid: int) -> bool:
