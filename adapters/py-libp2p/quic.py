@@ -151,7 +151,7 @@ async def _listen(case: str, transport: QUICTransport, announce: Callable[[dict[
         port = listener.get_addrs()[0].value_for_protocol("udp")
         announce({"id": case, "listening": f"127.0.0.1:{port}"})
         while not accepted.is_set():
-            with trio.move_on_after(0.02):
+            with trio.move_on_after(0.002):
                 await accepted.wait()
             if accepted.is_set():
                 break
