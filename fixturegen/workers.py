@@ -11,6 +11,7 @@ broken. A worker that dies is a :class:`WorkerDied`, never a traceback.
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -24,6 +25,10 @@ T = TypeVar("T")
 #: The signals that stop a run (see fixturegen/__main__.py).
 STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 _PR_SET_PDEATHSIG = 1
+
+
+#: Whether this platform forks (not Windows); :class:`Workers` needs it.
+CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
 
 
 class WorkerDied(Exception):
@@ -56,8 +61,11 @@ class Workers:
 
     def __init__(self, count: int, initializer: Callable[..., None] | None = None,
                  initargs: tuple[Any, ...] = ()) -> None:
+        # Fork by name: Python 3.14 makes forkserver the default on Linux, and macOS spawns,
+        # which would pickle initargs (keys do not pickle) and re-import everything.
         self.pool = ProcessPoolExecutor(max_workers=count, initializer=_worker_start,
-                                        initargs=(os.getpid(), initializer, initargs))
+                                        initargs=(os.getpid(), initializer, initargs),
+                                        mp_context=multiprocessing.get_context("fork"))
 
     def map(self, fn: Callable[..., T], *iterables: Iterable[Any], chunksize: int = 1
             ) -> Iterator[T]:

@@ -38,7 +38,7 @@ from fixturegen.harness.protocol import Request
 from fixturegen.harness.session import Target
 from fixturegen.keys.derive import stream
 from fixturegen.verify.verifier import Verifier
-from fixturegen.workers import Workers
+from fixturegen.workers import CAN_FORK, Workers
 
 BATCH = 2000
 #: Members a cluster keeps beside its representative (its count is exact).
@@ -161,7 +161,7 @@ class Maker:
         self.workers: Workers | None = None
 
     def make(self, start: int, count: int) -> list[Mutant]:
-        if self.jobs <= 1 or count <= CHUNK:
+        if self.jobs <= 1 or count <= CHUNK or not CAN_FORK:
             return make_mutants(self.seed, self.pool, start, count)
         if self.workers is None:
             self.workers = Workers(self.jobs, _adopt, (self.seed, self.pool))

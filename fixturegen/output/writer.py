@@ -34,7 +34,7 @@ from fixturegen.model.transcripts import (
 from fixturegen.output.render import render_readme
 from fixturegen.owned import NotOwned, publish
 from fixturegen.owned import check as may_write
-from fixturegen.workers import WorkerDied, Workers
+from fixturegen.workers import CAN_FORK, WorkerDied, Workers
 
 DEFAULT_SEED = "libp2p-fixturegen"
 
@@ -89,7 +89,7 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
     ids = [c.id for c in cases]
     pem = user_key.pkcs8_pem() if user_key is not None else None
     results: Iterable[Rendered]
-    if workers <= 1:
+    if workers <= 1 or not CAN_FORK:
         results = (render_case(i, seed, pem) for i in ids)
         out = []
         for r in results:
