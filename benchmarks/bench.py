@@ -389,15 +389,11 @@ def bench_fuzz(n: int = 4000) -> dict[str, Any]:
         for m in mutants:
             reference(v, m.der)  # as a campaign calls it: time limit armed, never raises
 
-    jobs = os.cpu_count() or 1
-    maker = Maker(SEED, pool, jobs)
-    try:
+    with Maker(SEED, pool, os.cpu_count() or 1) as maker:
         t = time.perf_counter()
         parallel = maker.make(n, 2 * n)  # other numbers than above: no memo shared
         parallel_seconds = time.perf_counter() - t
-    finally:
-        maker.close()
-    return {"n": len(mutants), "make": made, "signing": signing[0], "jobs": jobs,
+    return {"n": len(mutants), "make": made, "signing": signing[0], "jobs": maker.jobs,
             "parallel_n": len(parallel), "parallel": parallel_seconds,
             "reference": _best(verify, 3),
             "adapters": _adapter_rates(mutants[:ADAPTER_MUTANTS])}

@@ -28,9 +28,10 @@ def stop_on_signal(signum: int, frame: FrameType | None) -> None:
     """SIGINT, SIGTERM and SIGHUP take the interrupt's way out (KeyboardInterrupt): every
     ``finally`` runs, so adapters and fixture peers are stopped and staged output is dropped.
 
-    A worker forked by ``generate`` inherits this handler until its initializer replaces it: in
-    that instant it leaves SIGINT and SIGHUP to the parent and dies on SIGTERM, as it will
-    afterwards, instead of raising in the middle of its work."""
+    A worker forked by ``generate`` or ``fuzz`` (fixturegen/workers.py) inherits this handler
+    until its initializer replaces it: in that instant it leaves SIGINT and SIGHUP to the
+    parent and dies on SIGTERM, as it will afterwards, instead of raising in the middle of its
+    work."""
     if os.getpid() != _OWNER:
         if signum == signal.SIGTERM:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)

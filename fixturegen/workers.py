@@ -77,6 +77,8 @@ class Workers:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
         try:
             results = self.pool.map(fn, *iterables, chunksize=chunksize)
+        except BrokenProcessPool as exc:  # a worker died while the pool was idle
+            raise self._died(exc) from None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return self._results(results)
@@ -85,8 +87,11 @@ class Workers:
         try:
             yield from results
         except BrokenProcessPool as exc:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            raise WorkerDied(str(exc)) from None
+            raise self._died(exc) from None
+
+    def _died(self, exc: BrokenProcessPool) -> WorkerDied:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        return WorkerDied(str(exc))
 
     def close(self, *, cancel: bool = False) -> None:
         self.pool.shutdown(wait=True, cancel_futures=cancel)

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.x509.oid import SignatureAlgorithmOID
 
 from fixturegen.cases import CATALOGUE
+from fixturegen.cases.model import template_values
 from fixturegen.certs.schemes import SCHEMES
 from fixturegen.model.manifest import manifest_schema
 from fixturegen.output.writer import generate
@@ -146,6 +147,17 @@ def test_the_corpus_readme_has_a_row_per_family_and_lists_each_familys_fixtures(
         if "family" in f:
             sizes[f["family"]["id"]] = sizes.get(f["family"]["id"], 0) + 1
     assert listed == sizes
+    # every family's link leads to one anchor, and every anchor is linked
+    links = re.findall(r"\]\(#(family-[^)]+)\)", table)
+    anchors = re.findall(r'<a id="([^"]+)"></a>', families)
+    assert len(anchors) == len(set(anchors)) == len(sizes) and sorted(links) == sorted(anchors)
+
+
+def test_an_id_template_field_is_a_plain_name() -> None:
+    assert template_values("a.{x}.{y}.{x}", {"x": 1, "y": "b"}) == (("x", "1"), ("y", "b"))
+    for bad in ("a.{x:03d}", "a.{x!r}", "a.{x.name}", "a.{x[0]}"):
+        with pytest.raises(ValueError, match="plain name"):
+            template_values(bad, {"x": "v"})
 
 
 #: Valid cases whose notAfter is 2049-12-31T23:59:59Z: the last UTCTime instant.

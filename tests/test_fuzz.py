@@ -4,6 +4,8 @@ its replay through ``harness run``."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -28,6 +30,7 @@ from fixturegen.fuzz.mutators import OPERATORS, UNSIGNED_OPERATORS, Step, build
 from fixturegen.fuzz.report import fuzz_schema
 from fixturegen.harness.session import Target
 from fixturegen.verify import Verifier
+from fixturegen.workers import WorkerDied
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = b"libp2p-fixturegen"
@@ -131,13 +134,12 @@ def test_mutants_are_reproducible_and_signed_ones_carry_a_valid_self_signature(
 def test_mutants_made_on_two_cores_are_the_ones_one_makes(pool: list[Parent]) -> None:
     """Forked workers make the same mutants, in the same order, as this process does; so does
     a campaign whose mutants they make."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: mutants are made in the command's own process")
     count = 4 * CHUNK + 37  # tasks of CHUNK numbers and a shorter last one
-    maker = Maker(SEED, pool, jobs=2)
-    try:
+    with Maker(SEED, pool, jobs=2) as maker:
         forked = maker.make(100, count)
         assert maker.workers is not None  # the range was made by workers, not in here
-    finally:
-        maker.close()
     here = make_mutants(SEED, pool, 100, count)
     assert len(here) > 4 * CHUNK
     assert [(m.id, m.steps, m.der, m.signed) for m in forked] == [
@@ -152,17 +154,42 @@ def test_mutants_made_on_two_cores_are_the_ones_one_makes(pool: list[Parent]) ->
 
 
 def _die(start: int, count: int) -> list[object]:
-    import os
-    import signal
-
     os.kill(os.getpid(), signal.SIGKILL)
     return []
+
+
+def test_workers_killed_between_two_batches_are_a_worker_died(pool: list[Parent]) -> None:
+    """Killed while the pool is idle (between a campaign's batches): the next batch says so."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: mutants are made in the command's own process")
+    with Maker(SEED, pool, jobs=2) as maker:
+        maker.make(0, CHUNK + 1)
+        assert maker.workers is not None
+        pids = list(maker.workers.pool._processes)  # type: ignore[attr-defined]
+        assert pids
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        for pid in pids:  # gone for sure (the pool's own thread reaps them)
+            while _running(pid):
+                os.sched_yield()
+        with pytest.raises(WorkerDied):
+            maker.make(CHUNK + 1, CHUNK + 1)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
 
 
 def test_a_worker_that_dies_is_exit_4_in_one_line(monkeypatch: pytest.MonkeyPatch,
                                                     tmp_path: Path) -> None:
     """A maker's worker killed (out of memory, by hand) ends the campaign with exit code 4 and
     one line, and leaves no report."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: mutants are made in the command's own process")
     from typer.testing import CliRunner
 
     from fixturegen.cli import app

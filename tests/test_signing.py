@@ -19,37 +19,53 @@ def keys() -> list[rsa.RSAPrivateKey]:
     return [derive_rsa(b"signing test", f"rsa-{bits}", bits) for bits in (1024, 2048, 3072)]
 
 
-def test_openssl_and_gmp_give_m_to_the_d(keys: list[rsa.RSAPrivateKey]) -> None:
+def _mapped_libcrypto3() -> bool:
+    """Whether this process already has libcrypto 3 mapped (Linux: Python's ssl and hashlib
+    load the system's), in which case the loader must find it too."""
+    import hashlib
+    import ssl
+
+    assert hashlib and ssl
+    try:
+        with open("/proc/self/maps") as maps:
+            return "libcrypto.so.3" in maps.read()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def fast() -> rsa_raw._LibCrypto:
+    """libcrypto's path alone (a None answer is a failure here, not a fallback)."""
+    lib = rsa_raw._LibCrypto()
+    if lib._load() is None:
+        if _mapped_libcrypto3():
+            pytest.fail("libcrypto.so.3 is mapped in this process, yet it did not load")
+        pytest.skip("no libcrypto 3 on this machine: GMP alone")
+    return lib
+
+
+def test_openssl_and_gmp_give_m_to_the_d(keys: list[rsa.RSAPrivateKey],
+                                         fast: rsa_raw._LibCrypto) -> None:
     r = random.Random(7)
     for key in keys:
         nums = key.private_numbers()
         n, d = nums.public_numbers.n, nums.d
         for m in (0, 1, 2, n - 1, *(r.randrange(n) for _ in range(5))):
             want = pow(m, d, n)
+            assert fast.private_op(key, m) == want
             assert rsa_raw.crt_private_op(key, m) == want
             assert rsa_raw.private_op(key, m) == want
-
-
-def test_libcrypto_is_used_where_python_loads_it(keys: list[rsa.RSAPrivateKey]) -> None:
-    """Where libcrypto 3 is there (as for Python's ssl module here), the fast path answers
-    itself rather than falling back."""
-    import ssl
-
-    if not ssl.OPENSSL_VERSION.startswith("OpenSSL 3"):
-        pytest.skip(f"Python's ssl uses {ssl.OPENSSL_VERSION}")
-    lib = rsa_raw._LibCrypto()
-    assert lib.lib is not None
-    n = keys[1].private_numbers().public_numbers.n
-    assert lib.private_op(keys[1], 12345) == pow(12345, keys[1].private_numbers().d, n)
-    assert lib.private_op(keys[1], n) is None  # out of range: the caller's GMP path decides
+        assert fast.private_op(key, n) is None  # out of range: the caller's GMP path decides
 
 
 def test_without_libcrypto_the_signatures_are_the_same_bytes(
-        keys: list[rsa.RSAPrivateKey], monkeypatch: pytest.MonkeyPatch) -> None:
+        keys: list[rsa.RSAPrivateKey], fast: rsa_raw._LibCrypto,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert rsa_raw._LIBCRYPTO.private_op(keys[0], 5) is not None  # signing goes through it
     message, salt = b"tbsCertificate bytes", bytes(range(32))
     fast = [sign_pss(key, message, "sha256", salt) for key in keys]
     unusable = rsa_raw._LibCrypto()
-    unusable.lib = None
+    unusable.loaded = True  # and found nothing
     monkeypatch.setattr(rsa_raw, "_LIBCRYPTO", unusable)
     assert [sign_pss(key, message, "sha256", salt) for key in keys] == fast
     for key, signature in zip(keys, fast, strict=True):
@@ -58,10 +74,10 @@ def test_without_libcrypto_the_signatures_are_the_same_bytes(
 
 
 def test_the_contexts_kept_are_bounded(keys: list[rsa.RSAPrivateKey],
+                                       fast: rsa_raw._LibCrypto,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    lib = rsa_raw._LibCrypto()
-    if lib.lib is None:
-        pytest.skip("no libcrypto 3 here")
+    assert fast.lib is not None
+    lib = rsa_raw._LibCrypto()  # none kept yet
     monkeypatch.setattr(rsa_raw, "CONTEXTS_KEPT", 2)
     for round_ in range(3):
         for key in keys:

@@ -129,8 +129,16 @@ def describe(text: str) -> str:
 
 
 def template_values(template: str, params: Params) -> tuple[tuple[str, str], ...]:
-    """Each ``{name}`` of an id template with the text it takes from ``params``, in order."""
-    names = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+    """Each ``{name}`` of an id template with the text it takes from ``params``, in order.
+    A field is a plain name (no format spec, conversion, attribute or index), so that the id
+    is always ``template.format(**values)``."""
+    names = []
+    for _, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise ValueError(f"id template {template!r}: {{{name}}} must be a plain name")
+        names.append(name)
     return tuple((name, ("{" + name + "}").format(**params)) for name in dict.fromkeys(names))
 
 

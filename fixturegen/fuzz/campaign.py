@@ -20,6 +20,7 @@ traceback).
 from __future__ import annotations
 
 import base64
+import os
 import random
 import signal
 import threading
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import TracebackType
 from typing import Any
 
 from fixturegen.cases import CATALOGUE, BuildContext, Rendered
@@ -157,7 +159,9 @@ class Maker:
     is the same list whatever ``jobs`` is."""
 
     def __init__(self, seed: bytes, pool: Sequence[Parent], jobs: int = 1) -> None:
-        self.seed, self.pool, self.jobs = seed, pool, jobs
+        # capped by the machine and by the tasks of a batch: --jobs 64 forks 2 here
+        self.jobs = min(jobs, os.cpu_count() or 1, -(-BATCH // CHUNK))
+        self.seed, self.pool = seed, pool
         self.workers: Workers | None = None
 
     def make(self, start: int, count: int) -> list[Mutant]:
@@ -176,6 +180,13 @@ class Maker:
         if self.workers is not None:
             self.workers.close(cancel=cancel)
             self.workers = None
+
+    def __enter__(self) -> Maker:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close(cancel=kind is not None)
 
 
 def rebuild(m: Mutant, steps: tuple[Step, ...], by_id: dict[str, Parent]) -> Mutant | None:
@@ -312,8 +323,7 @@ class Campaign:
         """Mutants in batches until ``count`` were tried or ``seconds`` have passed."""
         start = time.perf_counter()
         index = 0  # the next mutant number (one that does not apply is skipped)
-        maker = Maker(self.seed, self.pool, self.jobs)
-        try:
+        with Maker(self.seed, self.pool, self.jobs) as maker:
             while True:
                 if count is not None and (self.tried >= count or index >= 10 * count + BATCH):
                     break
@@ -324,10 +334,6 @@ class Campaign:
                 index += size
                 self.add(batch)
                 self.say(f"{self.tried} mutants, {self.disagreements} disagreements")
-        except BaseException:
-            maker.close(cancel=True)
-            raise
-        maker.close()
 
     def add(self, batch: list[Mutant]) -> None:
         t = time.perf_counter()

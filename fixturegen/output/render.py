@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,16 @@ class Group:
     id: str
     parameters: tuple[str, ...]
     fixtures: tuple[Fixture, ...]
+
+    @property
+    def anchor(self) -> str:
+        """The README's link target of a family: from its id, so that it stays put."""
+        return "family-" + re.sub(r"[^a-z0-9]+", "-", self.id.lower()).strip("-")
+
+    @property
+    def host_key_types(self) -> list[str]:
+        return list(dict.fromkeys(f.host_key.type if f.host_key else "none"
+                                  for f in self.fixtures))
 
 
 def groups(fixtures: list[Fixture]) -> list[Group]:
