@@ -8,6 +8,7 @@ import fcntl
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -368,7 +369,6 @@ def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(
         assert [c["id"] for c in impl["cases"]] == [c.id for c in plan]
     # The other reports were written on the way out, of the same finished entries.
     assert results["implementations"]
-    import xml.etree.ElementTree as ET
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
     assert [(s.get("name"), int(s.get("tests") or -1)) for s in suites] == [
         (f"{i['name']}@{i['transport']}-{i['direction']}", len(i["cases"]))

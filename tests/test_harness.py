@@ -119,6 +119,32 @@ def reference_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return out
 
 
+def test_a_run_that_fails_on_the_way_leaves_every_report_of_what_finished(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interop stage cannot keep its certificates (a one-line error, exit 2) after an
+    entry finished: all five reports hold that entry, not only results.json."""
+    from typer.testing import CliRunner
+
+    from fixturegen.cli import app
+    from fixturegen.harness import commands
+
+    def unwritable(*args: object, **kwargs: object) -> object:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(commands, "run_interop", unwritable)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["harness", "run", "--corpus", str(corpus), "--out",
+                                      str(out), "--name", "reference", "--no-transcripts",
+                                      "--", *REFERENCE])
+    assert result.exit_code == 2 and "interop: cannot keep the certificates" in result.stderr
+    [impl] = json.loads((out / "results.json").read_text())["implementations"]
+    suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
+    assert [(s.get("name"), s.get("tests")) for s in suites] == [
+        ("reference", str(len(impl["cases"])))]
+    assert "| reference |" in (out / "summary.md").read_text()
+    assert "invalid.two-certificates" in (out / "index.html").read_text()
+
+
 def test_reference_adapter_agrees_everywhere_and_reports_are_written(
         reference_run: Path, corpus: Path) -> None:
     results = json.loads((reference_run / "results.json").read_text())

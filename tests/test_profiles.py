@@ -194,6 +194,21 @@ def test_a_key_that_does_not_fit_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "a").exists()
 
 
+def test_your_key_never_stands_in_for_a_fixed_host_key(tmp_path: Path) -> None:
+    """RSA-8192 is a fixed kind, but only as a host key (host-rsa-8192): a user's
+    RSA-8192 --certificate-key has no certificate key to replace, and says so."""
+    out = tmp_path / "out"
+    done = fixturegen("generate", "--only", "host-rsa-8192", "--out", str(out),
+                      "--certificate-key", str(ROOT / "keys" / "rsa-8192.pem"))
+    assert done.returncode == 2, done.stderr
+    assert "no fixture here has a fixed rsa-8192 certificate key" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
+    done = fixturegen("generate", "--only", "host-rsa-8192", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    (fixture,) = json.loads((out / "manifest.json").read_text())["fixtures"]
+    assert fixture["host_key"]["source"] == "fixed" and fixture["host_key"]["kind"] == "rsa-8192"
+
+
 def test_generate_with_your_key_replaces_the_fixed_key_of_its_kind(tmp_path: Path) -> None:
     spki = _rsa_key(tmp_path / "rsa.pem", der=False)
     out = tmp_path / "out"

@@ -68,8 +68,10 @@ class BuildContext:
     def host(self, host_type: str = "Ed25519", role: str = "host", kind: KeyKind | None = None,
              source: Source = "throwaway") -> HostKey:
         """The host key of ``role``: this fixture's throwaway key of ``kind`` (by default the
-        type's usual kind), or with ``source="fixed"`` the committed key of that kind."""
-        return HostKey(self.key(kind or KeyKind.for_host_type(host_type), source, role))
+        type's usual kind), or with ``source="fixed"`` the committed key of that kind (never a
+        user's ``--certificate-key``: that stands in for certificate keys only)."""
+        kind = kind or KeyKind.for_host_type(host_type)
+        return HostKey(load_fixed(kind) if source == "fixed" else self.throwaway(kind, role))
 
     def derived(self, purpose: str, n: int) -> bytes:
         """``n`` bytes derived from the seed, this fixture and ``purpose``."""

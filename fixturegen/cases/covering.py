@@ -27,13 +27,12 @@ def pairwise(parameters: Mapping[str, Sequence[Any]],
     """Rows (dicts of parameter -> value, in ``parameters``' order) that cover every pair of
     values that some allowed row holds. A parameter with one value is in every row.
 
-    ``prior``: rows chosen before (over the same parameters; a value a parameter no longer
-    lists, such as an earlier slice's value of ``focus``, stands for itself and is in no new
-    row); the pairs they hold count as covered and as used, and only the new rows are
-    returned. ``focus``: only the pairs with a value of that parameter must be covered; the
-    others are still preferred while uncovered.
-    Growing an array one slice at a time this way (each slice one value of ``focus``) leaves
-    the earlier slices as they were."""
+    ``prior``: rows chosen before, over the same parameters (a value a parameter no longer
+    lists, such as an earlier slice's value of ``focus``, is in those rows only); the pairs
+    they hold count as covered and as used, and only the new rows are returned. ``focus``:
+    only the pairs with a value of that parameter must be covered; the others are still
+    preferred while uncovered. Growing an array one slice at a time this way (each slice one
+    value of ``focus``) leaves the earlier slices as they were."""
     names = list(parameters)
     if any(not values for values in parameters.values()):
         raise ValueError("a parameter without values")

@@ -469,9 +469,14 @@ def host_rsa_pss_key(p: Parts) -> bytes:
     parameters) instead of rsaEncryption: a key restricted to PSS, which cannot make the
     host key's PKCS#1 v1.5 signature (a verifier that loads any RSA SubjectPublicKeyInfo
     accepts)."""
+    return _host_key_under(p, RSA_PSS_KEY_ALGORITHM)
+
+
+def _host_key_under(p: Parts, algorithm: bytes) -> bytes:
+    """The SignedKey with the RSA host key's SubjectPublicKeyInfo under ``algorithm`` (the
+    same key bits) and the valid signature."""
     _, bits = der.children(p.data)
-    return _sk(encode_public_key(p.type_code, der.sequence(RSA_PSS_KEY_ALGORITHM, bits)),
-               p.signature)
+    return _sk(encode_public_key(p.type_code, der.sequence(algorithm, bits)), p.signature)
 
 
 @fault("extension-signature", "prefix-inside", "value", SIG_INVALID)
@@ -488,9 +493,7 @@ def host_rsa_pss_key_parameters(p: Parts) -> bytes:
     parameters (SHA-256, MGF1 with SHA-256, salt 32: RFC 4055), a key restricted to PSS
     signatures over SHA-256, which cannot make the host key's PKCS#1 v1.5 signature (a
     verifier that only recognises the parameterless form, or loads any RSA key, accepts)."""
-    _, bits = der.children(p.data)
-    algorithm = SigningAlgorithm("rsa_pss", "sha256").algorithm_identifier()
-    return _sk(encode_public_key(p.type_code, der.sequence(algorithm, bits)), p.signature)
+    return _host_key_under(p, SigningAlgorithm("rsa_pss", "sha256").algorithm_identifier())
 
 
 @fault("signed-key", "signature-indefinite-length-128", "length", MALFORMED, hosts=("RSA",))

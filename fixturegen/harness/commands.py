@@ -235,9 +235,12 @@ def run(
         def written(entry: Implementation) -> None:
             # results.json after every entry: a run killed outright keeps what it finished
             # (`harness report` makes the other reports from it). The other four cost twice
-            # as much and grow with the run: they are written at the end, or when stopped.
+            # as much and grow with the run: they are written at the end, or when the run
+            # stops or fails on the way.
+            nonlocal results
             done.append(entry)
-            write_results_only(results_file(corpus, loaded.seed, loaded.cases, done), folder)
+            results = results_file(corpus, loaded.seed, loaded.cases, done)
+            write_results_only(results, folder)
 
         try:
             for target in targets:
@@ -260,9 +263,11 @@ def run(
                     fail(f"interop: cannot keep the certificates in {folder}: "
                          f"{exc.strerror or exc}")
                 results = results_file(corpus, loaded.seed, loaded.cases, done, peer_made)
-        except KeyboardInterrupt:  # a stopping signal: every report of what finished, then stop
+        except BaseException:
+            # Stopped (a signal) or failed on the way (a fail() inside, a report that cannot
+            # be written): every report of what finished, then the same way out.
             with contextlib.suppress(OSError, ReportFolderError):
-                write_reports(results_file(corpus, loaded.seed, loaded.cases, done), folder)
+                write_reports(results, folder)
             raise
         write_reports(results, folder)
         _finish(results, folder, known, broken)

@@ -88,25 +88,23 @@ def render_all(cases: list[Case], seed: bytes, progress: Callable[[], None] | No
                   os.cpu_count() or 1)  # capped by the work and the machine: --jobs 1000 forks 2
     ids = [c.id for c in cases]
     pem = user_key.pkcs8_pem() if user_key is not None else None
-    results: Iterable[Rendered]
     if workers <= 1 or not CAN_FORK:
-        results = (render_case(i, seed, pem) for i in ids)
-        out = []
-        for r in results:
-            out.append(r)
-            if progress:
-                progress()
-        return out
+        return _collect((render_case(i, seed, pem) for i in ids), progress)
     try:
         with Workers(workers) as pool:
-            out = []
-            for r in pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
-                              chunksize=4):
-                out.append(r)
-                if progress:
-                    progress()
+            return _collect(pool.map(render_case, ids, [seed] * len(ids), [pem] * len(ids),
+                                     chunksize=4), progress)
     except WorkerDied as exc:
         raise OutputError(f"a worker process died while building the corpus ({exc})") from None
+
+
+def _collect(results: Iterable[Rendered], progress: Callable[[], None] | None
+             ) -> list[Rendered]:
+    out = []
+    for r in results:
+        out.append(r)
+        if progress:
+            progress()
     return out
 
 
@@ -251,6 +249,10 @@ def generate(
     try:
         seed_bytes = seed.encode() if seed is not None else os.urandom(32)
         rendered = render_all(cases, seed_bytes, progress, workers, user_key)
+        if user_key is not None and not any(r.fixture.certificate.key.source == "user"
+                                            for r in rendered):
+            raise OutputError(f"--certificate-key: no fixture here has a fixed {user_key.kind} "
+                              "certificate key for it to stand in for (see `fixturegen list`)")
         manifest = build_manifest(rendered, seed)
         transcripts = build_transcripts(rendered, seed_bytes, seed)
         write_tree(staged, rendered, manifest, transcripts)

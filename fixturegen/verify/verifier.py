@@ -468,10 +468,6 @@ def _pss_only(spki: bytes) -> bool:
     return spki[header : header + len(_RSA_PSS_KEY_ID)] == _RSA_PSS_KEY_ID
 
 
-#: The content octets of the id-RSASSA-PSS OBJECT IDENTIFIER.
-_PSS_OID_CONTENT = _RSA_PSS_KEY_ID[4:]
-
-
 def _names_pss(spki: bytes) -> bool:
     """Whether the SubjectPublicKeyInfo's algorithm is id-RSASSA-PSS, with or without
     parameters (False for anything that is not a SubjectPublicKeyInfo)."""
@@ -479,9 +475,9 @@ def _names_pss(spki: bytes) -> bool:
         _, start, end = tlv(spki, 0, len(spki))
         _, alg_start, alg_end = tlv(spki, start, end)
         tag, oid_start, oid_end = tlv(spki, alg_start, alg_end)
+        return tag == 0x06 and oid_text(spki, oid_start, oid_end) == PSS_OID
     except DERError:
         return False
-    return tag == 0x06 and spki[oid_start:oid_end] == _PSS_OID_CONTENT
 
 
 def _as_rsa_encryption(spki: bytes) -> bytes:
