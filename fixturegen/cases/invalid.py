@@ -19,12 +19,13 @@ from fixturegen.cases.mutate import (
     corrupt,
     host_signature,
     raw_ecdsa,
+    self_signed_by,
     with_corrupted_self_signature,
     with_libp2p_value,
     with_rsa_pss_key,
 )
 from fixturegen.certs import der
-from fixturegen.certs.builder import assemble, derived_serial, draft
+from fixturegen.certs.builder import derived_serial, draft
 from fixturegen.certs.extension import (
     extension,
     handshake_message,
@@ -63,9 +64,7 @@ def pkcs1_declared_pss(ctx: BuildContext) -> Built:
     RSASSA-PKCS1-v1_5 SHA-256 signature by the same key, so under the declared algorithm it
     does not verify. Found by fixturegen fuzz: py-libp2p accepts it."""
     d = ctx.draft("rsa_pss_rsae_sha256")
-    tbs = d.tbs_der()
-    pkcs1 = SigningAlgorithm("rsa_pkcs1", "sha256").sign(d.cert_key.private, tbs)
-    return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(), pkcs1),))
+    return ctx.built(d, files=(self_signed_by(d, SigningAlgorithm("rsa_pkcs1", "sha256")),))
 
 
 @case("invalid.signature-algorithm-mismatch.ecdsa", "invalid",
@@ -132,9 +131,7 @@ def hash_mislabelled(ctx: BuildContext, name: str, kind: KeyKind, curve: str, la
     verify. From litep2p's surviving mutants of signature_scheme (`&&` as `||`)."""
     d = ctx.draft(f"ecdsa_{kind.curve_name}_{label}", algorithm=SigningAlgorithm("ecdsa", label),
                   cert_kind=kind)
-    tbs = d.tbs_der()
-    signature = SigningAlgorithm("ecdsa", signed).sign(d.cert_key.private, tbs)
-    return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(), signature),))
+    return ctx.built(d, files=(self_signed_by(d, SigningAlgorithm("ecdsa", signed)),))
 
 
 @case("invalid.rsa-pkcs1-parameters-not-null", "invalid",

@@ -12,6 +12,7 @@ from fixturegen.certs.extension import (
     handshake_message,
     signed_key,
 )
+from fixturegen.certs.schemes import SigningAlgorithm
 from fixturegen.identity.hostkey import HostKey
 
 
@@ -23,6 +24,14 @@ def corrupt(signature: bytes) -> bytes:
 def with_corrupted_self_signature(d: Draft) -> bytes:
     tbs = d.tbs_der()
     return assemble(tbs, d.algorithm.algorithm_identifier(), corrupt(d.signature(tbs)))
+
+
+def self_signed_by(d: Draft, algorithm: SigningAlgorithm) -> bytes:
+    """The certificate of ``d`` declaring its own algorithm, with a self-signature that is
+    valid under ``algorithm`` instead (the same key)."""
+    tbs = d.tbs_der()
+    return assemble(tbs, d.algorithm.algorithm_identifier(),
+                    algorithm.sign(d.cert_key.private, tbs))
 
 
 def host_signature(host: HostKey, d: Draft) -> bytes:
