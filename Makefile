@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-slow lint generated docs docs-check bench bench-handshake adapters conformance builds-check matrix mutation clean distclean
+.PHONY: fixtures test test-fast test-under-load test-slow lint generated docs docs-check bench bench-handshake adapters conformance builds-check matrix mutation clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,13 @@ fixtures: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2
+
+# make test in a fresh clone of HEAD, three times in a row, each beside one CPU-bound process
+# per core (tools/under_load.py): a test that passes only on an idle machine fails here.
+# About half an hour on two cores; RUNS=1 for one run.
+RUNS ?= 3
+test-under-load: $(STAMP)
+	$(PY) -m tools.under_load --runs $(RUNS)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -n 2 -m slow

@@ -19,8 +19,9 @@ A mutant is killed by the corpus when a case's verdict differs from the baseline
 a hang where the baseline answered counts too), or, every verdict the same, when a case's
 reason changed (the implementation's error text, mapped by the adapter's reviewed table). Each
 case gets a time limit derived from the baseline: ten times the slowest baseline answer, at
-least two seconds. An answer that comes after more than 60% of that limit kills the mutant as a
-hang: the adapter's own timer answered, not the implementation.
+least two seconds (or the fixed ``--case-timeout``). An answer that comes after more than 60%
+of that limit kills the mutant as a hang: the adapter's own timer answered, not the
+implementation.
 """
 
 from __future__ import annotations
@@ -63,6 +64,15 @@ LIST_TIMEOUT = 1800.0
 MIN_CASE_TIMEOUT = 2.0
 
 
+def case_limit(slowest: float, cap: float, fixed: float | None = None) -> float:
+    """A case's time limit: ``fixed`` when given (``--case-timeout``), else ten times the
+    baseline's slowest answer, at least :data:`MIN_CASE_TIMEOUT`, at most ``cap``
+    (``--timeout``). A limit measured on a loaded machine is larger; a fixed one is not."""
+    if fixed is not None:
+        return min(cap, fixed)
+    return min(cap, max(MIN_CASE_TIMEOUT, 10 * slowest))
+
+
 class CampaignError(Exception):
     """The campaign cannot run (one line): no source, no mutants, a broken baseline."""
 
@@ -78,6 +88,7 @@ class Settings:
     upstream_timeout: float
     limit: int | None = None  # at most this many mutants of the shard (a smoke run)
     only: tuple[str, ...] = ()  # these mutants (by id) and no other
+    case_timeout: float | None = None  # a fixed case limit instead of the derived one
 
 
 @dataclass(frozen=True)
@@ -387,7 +398,7 @@ class Campaign:
             self.version = base_target.version
         baseline, labels, _ = self._corpus(base_target, None, self.settings.timeout)
         slowest = max((s.seconds for s in baseline.values()), default=1.0)
-        timeout = min(self.settings.timeout, max(MIN_CASE_TIMEOUT, 10 * slowest))
+        timeout = case_limit(slowest, self.settings.timeout, self.settings.case_timeout)
         upstream_ok, upstream_text = self._baseline_upstream()
         self._write("baseline.json", json.dumps(
             {"entries": labels, "case_timeout": timeout, "upstream": upstream_text,

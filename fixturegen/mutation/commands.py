@@ -83,6 +83,9 @@ def mutate(
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per case at most (the "
                                            "limit is derived from the baseline).")
                        ] = DEFAULT_TIMEOUT,
+    case_timeout: Annotated[float | None, typer.Option(
+        min=0.1, help="A fixed limit per case, in seconds, instead of the one derived from the "
+        "baseline (ten times its slowest answer, at least 2 s).")] = None,
     build_timeout: Annotated[float, typer.Option(min=1.0, help="Seconds a build may take.")
                              ] = DEFAULT_BUILD_TIMEOUT,
     upstream_timeout: Annotated[float, typer.Option(
@@ -116,7 +119,7 @@ def mutate(
     peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,
-                        upstream_timeout, limit, tuple(mutant or ()))
+                        upstream_timeout, limit, tuple(mutant or ()), case_timeout)
     try:
         campaign = Campaign(adapter, setup, wanted, loaded, out or Path(f"mutation-{name}"),
                             base=base, cache=build_cache(cache), peer_argv=peer,
