@@ -36,6 +36,7 @@ from typing import Any
 
 from cryptography import x509
 from libp2p.peer.id import ID
+from peer_text import parse_peer_id
 
 logging.disable(logging.CRITICAL)
 
@@ -138,7 +139,7 @@ def answer(verify: Callable[[bytes, ID | None], ID], request: dict[str, Any],
     try:
         leaf = base64.b64decode(request["certificates"][0], validate=True)
         wanted = request.get("expect_peer_id")
-        expected = ID.from_base58(wanted) if wanted else None
+        expected = parse_peer_id(wanted) if wanted else None
     except Exception as exc:
         return {"id": case, "verdict": "reject", "peer_id": None,
                 "error": f"adapter: bad request: {exc}"}

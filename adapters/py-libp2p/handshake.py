@@ -22,9 +22,9 @@ import trio
 from libp2p.crypto.ed25519 import create_new_key_pair
 from libp2p.io.trio import TrioTCPStream
 from libp2p.network.connection.raw_connection import RawConnection
-from libp2p.peer.id import ID
 from libp2p.security.tls.transport import PROTOCOL_ID, TLSTransport
 from libp2p.transport.upgrader import TransportUpgrader
+from peer_text import parse_peer_id
 
 Verdict = dict[str, Any]
 
@@ -77,7 +77,7 @@ async def _handshake(request: dict[str, Any], up: TransportUpgrader,
                 if not wanted:
                     return {"id": case, "verdict": "skip", "peer_id": None,
                             "error": "adapter: py-libp2p dials only a known PeerId"}
-                expected = ID.from_base58(wanted)
+                expected = parse_peer_id(wanted)
                 stream = await trio.open_tcp_stream(host, int(port))
                 raw = RawConnection(TrioTCPStream(stream), True)
                 secure = await up.upgrade_security(raw, True, expected)

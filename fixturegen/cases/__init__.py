@@ -4,6 +4,7 @@ from fixturegen.cases import (  # noqa: F401  (they register cases)
     acceptable,
     faults,
     invalid,
+    peerids,
     times,
     valid,
 )

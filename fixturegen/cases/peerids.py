@@ -1,0 +1,95 @@
+"""The PeerId the caller expects, as a dimension: for every host key type, a valid certificate
+checked against the right PeerId in each text form the spec requires a parser to take, and
+against PeerIds that are not the certificate's (another key of the same type, a key of another
+type, the same key under the other multihash function).
+
+A dialler always knows whom it dials (tls.md: "a client MUST check the PeerId is the one it
+dialled"), so every case here sets ``expect_peer_id``; the certificate itself is valid and
+signed by the committed host key of its type. peer-ids.md fixes the PeerId of a key (the
+identity multihash of its protobuf encoding when that is at most 42 bytes, else SHA-256) and
+requires parsers to take both text forms: the base58btc multihash and the CIDv1 with the
+``libp2p-key`` multicodec (base32 by default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.model import case
+from fixturegen.identity.hostkey import HostKey
+from fixturegen.identity.peerid import MAX_INLINE_KEY_LENGTH, base58btc
+from fixturegen.identity.protobuf import varint
+from fixturegen.keys import KeyKind
+from fixturegen.verify.codes import ErrorCode
+
+TLS = "tls.md"
+PEER_IDS = "peer-ids.md"
+DIALLED = f"{TLS}: a client MUST check that the PeerId is the one it dialled"
+HOSTS = [{"host_type": "Ed25519", "name": "ed25519"},
+         {"host_type": "Secp256k1", "name": "secp256k1"},
+         {"host_type": "ECDSA", "name": "ecdsa"},
+         {"host_type": "RSA", "name": "rsa"}]
+#: The host key type whose PeerId stands in for "a key of another type", for each type.
+OTHER_TYPE = {"Ed25519": "RSA", "Secp256k1": "Ed25519", "ECDSA": "Secp256k1", "RSA": "ECDSA"}
+
+
+def other_multihash(host: HostKey) -> str:
+    """The base58btc text of the host key's protobuf under the multihash function its length
+    does not call for: SHA-256 for a key short enough to be inlined, identity for a longer one.
+    A multihash of the right key, but not its PeerId."""
+    protobuf = host.protobuf
+    if len(protobuf) <= MAX_INLINE_KEY_LENGTH:
+        return base58btc(b"\x12\x20" + hashlib.sha256(protobuf).digest())
+    return base58btc(b"\x00" + varint(len(protobuf)) + protobuf)
+
+
+@case("valid.peer-id.expected.{name}", "valid", rule=DIALLED, each=HOSTS)
+def expected(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects its PeerId (base58btc,
+    the canonical text form)."""
+    host = ctx.host(host_type, source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=host.peer_id)
+
+
+@case("valid.peer-id.expected-cid.{name}", "valid",
+      rule=f"{PEER_IDS}: implementations MUST support parsing both forms of peer IDs "
+      "(base58btc multihash and CIDv1 libp2p-key)", each=HOSTS)
+def expected_cid(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects its PeerId written as
+    a CIDv1 (multicodec libp2p-key, base32), the text form every parser must also take."""
+    host = ctx.host(host_type, source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=host.peer_id_cid)
+
+
+@case("invalid.peer-id.other-key.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="critical", rule=DIALLED, each=HOSTS)
+def other_key(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects the PeerId of another
+    {host_type} key (an impostor with a key of the same type)."""
+    host = ctx.host(host_type, source="fixed")
+    dialled = HostKey(ctx.shared(KeyKind.for_host_type(host_type), "peer-id-dialled"))
+    return ctx.built(ctx.draft(host=host), expect_peer_id=dialled.peer_id)
+
+
+@case("invalid.peer-id.other-type.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="critical", rule=DIALLED, each=HOSTS)
+def other_type(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects the PeerId of a key of
+    another type."""
+    host = ctx.host(host_type, source="fixed")
+    dialled = ctx.host(OTHER_TYPE[host_type], source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=dialled.peer_id)
+
+
+@case("invalid.peer-id.other-multihash.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="critical",
+      rule=f"{PEER_IDS}: the identity multihash when the encoded key is at most 42 bytes, "
+      "else SHA-256", each=HOSTS)
+def other_multihash_case(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects a multihash of that
+    very key, but under the other hash function than peer-ids.md prescribes for its length (a
+    verifier that compares keys instead of PeerIds, or that re-derives the PeerId with the
+    function the expected one names, accepts it)."""
+    host = ctx.host(host_type, source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=other_multihash(host))
