@@ -47,10 +47,11 @@ def adapters(tmp_path: Path) -> Path:
 
 def campaign(adapters: Path, corpus: Path, out: Path, cache: Path, *,
              shard: tuple[int, int] = (0, 1), limit: int | None = None,
-             said: list[str] | None = None, only: tuple[str, ...] = ()) -> Campaign:
+             said: list[str] | None = None, only: tuple[str, ...] = (),
+             bugs: bool = False) -> Campaign:
     setup = load_setup(adapters, "mutable", "test-mutable")
     loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
-    settings = Settings("api", shard, True, 10.0, 30.0, 120.0, 60.0, limit, only)
+    settings = Settings("api", shard, True, 10.0, 30.0, 120.0, 60.0, limit, only, bugs)
     return Campaign(ADAPTER, setup, Wanted(version="1.0.0"), loaded, out, base=adapters,
                     cache=cache, peer_argv=[], settings=settings,
                     say=(said.append if said is not None else lambda _: None))
@@ -109,6 +110,10 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     assert c.killed_by_upstream == 2 and (c.both, c.corpus_only, c.upstream_only) == (1, 3, 1)
     assert c.survived == 1 and c.corpus_score == round(4 / 6, 4)
     assert c.upstream_score == round(2 / 6, 4)
+    # Robust kills: each of the four killed by the corpus is killed by many cases.
+    assert (c.killed_by_one_case, c.killed_by_several_cases) == (0, 4)
+    assert all(r.killing_cases > 1 for r in report.mutants if r.category in ("both",
+                                                                            "corpus_only"))
     # Every mutant was built (the unviable one too), once each, plus the baseline.
     assert builds(cache) == 1 + 7
     # The written report is the returned one, valid against its schema; the tree is pristine.

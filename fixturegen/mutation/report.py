@@ -163,7 +163,7 @@ def merge(parts: list[MutationFile]) -> MutationFile:
         raise MergeError("nothing to merge")
     first = parts[0]
     for other in parts[1:]:
-        for field in ("implementation", "version", "tool", "kind", "seed", "mode",
+        for field in ("implementation", "kind", "version", "tool", "seed", "mode",
                       "generator"):
             if getattr(other, field) != getattr(first, field):
                 raise MergeError(f"the shards differ in {field}: {getattr(first, field)!r} and "
