@@ -48,10 +48,10 @@ def adapters(tmp_path: Path) -> Path:
 def campaign(adapters: Path, corpus: Path, out: Path, cache: Path, *,
              shard: tuple[int, int] = (0, 1), limit: int | None = None,
              said: list[str] | None = None, only: tuple[str, ...] = (),
-             bugs: bool = False) -> Campaign:
+             bugs: bool = False, timeout: float = 10.0) -> Campaign:
     setup = load_setup(adapters, "mutable", "test-mutable")
     loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
-    settings = Settings("api", shard, True, 10.0, 30.0, 120.0, 60.0, limit, only, bugs)
+    settings = Settings("api", shard, True, timeout, 30.0, 120.0, 60.0, limit, only, bugs)
     return Campaign(ADAPTER, setup, Wanted(version="1.0.0"), loaded, out, base=adapters,
                     cache=cache, peer_argv=[], settings=settings,
                     say=(said.append if said is not None else lambda _: None))
@@ -313,16 +313,21 @@ def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path
 
 def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
         corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same verdict, same reason, but 1.5 s late against a case limit of 2 s (ten times the
-    baseline's slowest answer): killed at that case, not left to cost the limit on every case."""
+    """Same verdict, same reason, but 1.5 s late against a case limit of 2 s (``--timeout``
+    2, whatever the baseline's slowest answer on a busy machine): killed at that case, and the
+    run stops there, not left to cost the limit on every case."""
     monkeypatch.setenv("MUTABLE_SLOW_ANSWER", "1")
     slow = f"{FILE}:11:9:slow-answer"
     report = campaign(adapters, corpus, tmp_path / "m", cache_root(tmp_path / "cache"),
-                      only=(slow,)).run()
+                      only=(slow,), timeout=2.0).run()
     (result,) = report.mutants
     assert result.status == "killed" and result.corpus is not None
     assert len(result.corpus.verdict) == 1 and "expired" in result.corpus.verdict[0]
     assert "answered after" in result.corpus.verdict[0]  # the report says why
+    assert result.corpus.stopped == result.corpus.verdict[0]
+    assert result.corpus.cases == ["invalid.expired"] and result.killing_cases == 1
+    # a run stopped at a hang is no known single-case kill: later cases were not run
+    assert report.counts.killed_by_one_case == 0
     baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())
     assert baseline["case_timeout"] == 2.0
 

@@ -268,3 +268,59 @@ def test_an_interrupted_bug_of_several_files_is_put_back_whole(corpus: Path, ada
     assert not filecmp.dircmp(work / "pristine" / "testimpl", tree / "testimpl").diff_files
     assert (tree / POLICY).read_text() == (IMPL / POLICY).read_text()
     assert not (out / "results").exists() or not list((out / "results").glob("*.json"))
+
+
+def test_the_command_checks_the_bug_file_before_fetching_anything(corpus: Path,
+                                                                  tmp_path: Path) -> None:
+    """``fixturegen mutate --impl NAME --bugs`` with a shipped adapter: a missing or broken
+    bug file is refused in one line (exit 2), before the source is fetched or a folder made."""
+    shipped = tmp_path / "shipped"
+    source = TESTS.parent / "adapters" / "go-libp2p"
+    shutil.copytree(source / "mutation", shipped / "go-libp2p" / "mutation",
+                    ignore=shutil.ignore_patterns("gomut", "*.bugs.json"))
+    shutil.copy2(source / "mutate", shipped / "go-libp2p")
+    (shipped / "build").write_text("#!/bin/sh\n")
+    out = tmp_path / "b"
+
+    def command() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "fixturegen", "mutate", "--impl",
+                               "go-libp2p", "--bugs", "--mode", "api", "--adapters",
+                               str(shipped), "--corpus", str(corpus), "--out", str(out)],
+                              capture_output=True, text=True, check=False)
+
+    missing = command()
+    assert missing.returncode == 2 and "has no bug models" in missing.stderr
+    from fixturegen.harness.adapters import BY_NAME
+
+    version = BY_NAME["go-libp2p"].version
+    path = shipped / "go-libp2p" / "mutation" / "go-libp2p.bugs.json"
+    path.write_text(json.dumps({"implementation": "go-libp2p", "version": version,
+                                "author": "a test", "bugs": [one(file="p2p/net/other.go")]}))
+    outside = command()
+    assert outside.returncode == 2 and len(outside.stderr.strip().splitlines()) == 1
+    assert "'p2p/net/other.go' is not in the mutation scope" in outside.stderr
+    assert "Traceback" not in outside.stderr and not out.exists()
+
+
+def test_every_shipped_bug_file_fits_its_scope() -> None:
+    """Each implementation's reviewed bug models (when its file is there) parse, name the
+    implementation and its pinned version, stay in the scope, and number at least 30 (the
+    finds are checked against the source by the campaign, which fetches it)."""
+    from fixturegen.harness.adapters import SHIPPED, adapters_dir
+    from fixturegen.mutation.bugs import bugs_path, check
+    from fixturegen.mutation.setup import load_setup
+
+    base = adapters_dir(TESTS.parent / "adapters")
+    found = 0
+    for adapter in SHIPPED:
+        path = bugs_path(base, adapter.folder, adapter.name)
+        if not path.is_file():
+            continue
+        setup = load_setup(base, adapter.folder, adapter.name)
+        bugs = read(path)
+        check(bugs, path, name=adapter.name, version=adapter.version,
+              files=(*setup.files, *setup.handshake_files), tree=None)
+        assert len(bugs.bugs) >= 30, (adapter.name, len(bugs.bugs))
+        found += 1
+    if not found:
+        pytest.skip("no implementation has a bug model file yet")

@@ -75,9 +75,10 @@ def read(path: Path) -> BugFile:
 
 
 def check(bugs: BugFile, path: Path, *, name: str, version: str | None,
-          files: tuple[str, ...], tree: Path) -> None:
+          files: tuple[str, ...], tree: Path | None) -> None:
     """Everything a run needs: the implementation and version mutated, unique ids, only the
-    scope's files, and every edit applying to ``tree`` (the pristine source)."""
+    scope's files, and every edit applying to ``tree`` (the pristine source; None: before
+    the source is there, every check but that one)."""
     if bugs.implementation != name:
         raise BugsError(f"{path}: written for {bugs.implementation!r}, not {name!r}")
     if version is not None and bugs.version != version:
@@ -98,6 +99,8 @@ def check(bugs: BugFile, path: Path, *, name: str, version: str | None,
                 raise BugsError(f"{where}: find or replace longer than {MAX_TEXT} characters")
             if not edit.find:
                 raise BugsError(f"{where}: find is empty")
+            if tree is None:
+                continue
             if edit.file not in texts:
                 try:
                     texts[edit.file] = (tree / edit.file).read_text(encoding="utf-8")

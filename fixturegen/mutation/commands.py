@@ -4,11 +4,11 @@ merge`` (shards into one report) and ``mutate review`` (a report with the review
 file applied).
 
 Exit codes: 0 the campaign ran (survivors are findings, in the report); 2 usage (a bad option,
-a folder that holds something else, an implementation without a mutation setup); 3 the
-campaign cannot run (no source, no mutant listed, a bug model file that is missing or does not
-fit the source, an unmutated build that fails, a fixture peer missing). Interrupted: 130 /
-143 / 129, the scratch tree put back, the finished mutants kept (run the same command again to
-resume).
+a folder that holds something else, an implementation without a mutation setup, with
+``--bugs`` a bug model file that is missing or broken); 3 the campaign cannot run (no source,
+no mutant listed, a bug model whose edits do not fit the source, an unmutated build that
+fails, a fixture peer missing). Interrupted: 130 / 143 / 129, the scratch tree put back, the
+finished mutants kept (run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from fixturegen.harness.commands import (
 )
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.reasons import ReasonTableError
+from fixturegen.mutation.bugs import BugsError, bugs_path, check, read
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings
 from fixturegen.mutation.report import (
     MergeError,
@@ -120,6 +121,15 @@ def mutate(
         fail(str(exc))
     wanted = Wanted(version=version or adapter.version if source is None else None,
                     source=source)
+    if bugs:  # the file checked now (every find once the source is there)
+        path = bugs_path(base, adapter.folder, adapter.name)
+        if not path.is_file():
+            fail(f"{name} has no bug models ({path} is missing)")
+        try:
+            check(read(path), path, name=name, version=wanted.version,
+                  files=(*setup.files, *setup.handshake_files), tree=None)
+        except BugsError as exc:
+            fail(str(exc))
     peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,
