@@ -22,7 +22,7 @@ import pytest
 from fixturegen.builds.cache import cache_root
 from fixturegen.mutation.bugs import MAX_EDITS, BugsError, load, read
 from fixturegen.mutation.campaign import CampaignError
-from fixturegen.mutation.report import MergeError, merge
+from fixturegen.mutation.report import MergeError, merge, review
 from fixturegen.mutation.report import load as load_report
 from tests.signals import default_signals
 from tests.test_mutation import FILE, TESTS, builds, campaign
@@ -186,6 +186,15 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     again = campaign(adapters, corpus, tmp_path / "b", cache, bugs=True).run()
     assert again.mutants == report.mutants and again.counts == report.counts
     assert builds(cache) == 1 + 3 + 1  # the baseline only
+    # One bug by its id runs again alone; a review applies to a bug report as to any.
+    alone = campaign(adapters, corpus, tmp_path / "b", cache, bugs=True,
+                     only=("accepts-expired",)).run()
+    assert [r.mutant.id for r in alone.mutants] == ["accepts-expired"]
+    assert alone.mutants[0].killing_cases == 1 and alone.kind == "bugs"
+    reviewed = review(report, {"unknown-prefix-without-dot": ("gap", "an id 'nonexistent'")})
+    assert reviewed.kind == "bugs" and reviewed.counts.gap == 1
+    assert {r.mutant.id: r.survivor for r in reviewed.mutants}[
+        "unknown-prefix-without-dot"] == "gap"
     # The bug file changed since: refused, the folder's results kept.
     shipped = adapters / "mutable" / "mutation" / "test-mutable.bugs.json"
     shipped.write_text(shipped.read_text().replace("matched without its dot", "dotless"))
