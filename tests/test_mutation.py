@@ -55,10 +55,12 @@ def adapters(tmp_path: Path) -> Path:
 def campaign(adapters: Path, corpus: Path, out: Path, cache: Path, *,
              shard: tuple[int, int] = (0, 1), limit: int | None = None,
              said: list[str] | None = None, only: tuple[str, ...] = (),
+             bugs: bool = False, timeout: float = 10.0,
              case_timeout: float | None = None) -> Campaign:
     setup = load_setup(adapters, "mutable", "test-mutable")
     loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
-    settings = Settings("api", shard, True, 10.0, 30.0, 120.0, 60.0, limit, only, case_timeout)
+    settings = Settings("api", shard, True, timeout, 30.0, 120.0, 60.0, limit, only, bugs,
+                        case_timeout)
     return Campaign(ADAPTER, setup, Wanted(version="1.0.0"), loaded, out, base=adapters,
                     cache=cache, peer_argv=[], settings=settings,
                     say=(said.append if said is not None else lambda _: None))
@@ -84,11 +86,15 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     # A changed verdict (an id test turned around): killed by the corpus and the tests.
     first = seen[f"{FILE}:6:15:startswith-to-endswith"]
     assert first.status == "killed" and first.category == "both"
-    # The run stops at the first case whose verdict changed (the rest can only add reasons):
-    # a self-signature case, the first of the corpus's order this mutant turns around.
-    assert first.corpus is not None and len(first.corpus.verdict) == 1
-    assert first.corpus.verdict[0].startswith("test-mutable:invalid.self-signature-corrupted.")
-    assert not first.corpus.reason
+    # Every case runs (not only up to the first kill): each self-signature case the baseline
+    # rejected is now accepted, and each is listed, and counted as a killing case.
+    baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())["cases"]
+    turned = sorted(name for name, (verdict, _, _) in baseline.items()
+                    if name.startswith("test-mutable:invalid.self-signature") and
+                    verdict == "reject")
+    assert first.corpus is not None and len(turned) > 1
+    assert sorted(first.corpus.verdict) == turned and not first.corpus.reason
+    assert first.killing_cases == len(turned) and first.corpus.stopped is None
     # Same verdicts, another reason (an extension-signature case now says self-signature):
     # a kill by reason only, which the upstream tests miss.
     swap = seen[f"{FILE}:9:26:reason-swap"]
@@ -113,6 +119,10 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     assert c.killed_by_upstream == 2 and (c.both, c.corpus_only, c.upstream_only) == (1, 3, 1)
     assert c.survived == 1 and c.corpus_score == round(4 / 6, 4)
     assert c.upstream_score == round(2 / 6, 4)
+    # Robust kills: each of the four killed by the corpus is killed by many cases.
+    assert (c.killed_by_one_case, c.killed_by_several_cases) == (0, 4)
+    assert all(r.killing_cases > 1 for r in report.mutants if r.category in ("both",
+                                                                            "corpus_only"))
     # Every mutant was built (the unviable one too), once each, plus the baseline.
     assert builds(cache) == 1 + 7
     # The written report is the returned one, valid against its schema; the tree is pristine.
@@ -313,10 +323,11 @@ def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path
 def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
         corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same verdict, same reason, but answered after 80% of the case limit: killed at that
-    case as a hang, not left to cost the limit on every case. The test fixes the limit
-    (``case_timeout``) and defines the delay from it: a limit derived from the baseline grows
-    on a loaded machine, and a fixed delay is then no longer late. The margin above the delay
-    (2 s) is far more than a busy machine adds to a Python adapter's answer."""
+    case as a hang, and the run stops there, not left to cost the limit on every case. The
+    test fixes the limit (``case_timeout``) and defines the delay from it: a limit derived from
+    the baseline grows on a loaded machine, and a fixed delay is then no longer late. The
+    margin above the delay (2 s) is far more than a busy machine adds to a Python adapter's
+    answer."""
     limit = 10.0
     monkeypatch.setenv("MUTABLE_SLOW_ANSWER", repr(0.8 * limit))
     slow = f"{FILE}:11:9:slow-answer"
@@ -327,6 +338,10 @@ def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
     assert len(result.corpus.verdict) == 1 and "expired" in result.corpus.verdict[0]
     assert "answered after" in result.corpus.verdict[0]  # the report says why
     assert f"limit {limit:.1f} s" in result.corpus.verdict[0]
+    assert result.corpus.stopped == result.corpus.verdict[0]
+    assert result.corpus.cases == ["invalid.expired"] and result.killing_cases == 1
+    # a run stopped at a hang is no known single-case kill: later cases were not run
+    assert report.counts.killed_by_one_case == 0
     baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())
     assert baseline["case_timeout"] == limit
 

@@ -47,6 +47,7 @@ from fixturegen.harness.protocol import reply_schema, request_schema
 from fixturegen.harness.results import load_results, results_schema
 from fixturegen.model.manifest import manifest_schema
 from fixturegen.model.transcripts import transcripts_schema
+from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
 from fixturegen.verify.codes import Check, ErrorCode, Flag, check_table
 
@@ -249,6 +250,8 @@ FORMATS: dict[str, tuple[str, str, list[tuple[str, Callable[[], dict[str, object
                [("matrix", matrix_schema)]),
     "mutation": ("A mutation campaign (`mutation.json`)", "fixturegen.mutation.model",
                  [("mutation", mutation_schema)]),
+    "bugs": ("Bug models (`adapters/FOLDER/mutation/NAME.bugs.json`)",
+             "fixturegen.mutation.bugs", [("bugs", bugs_schema)]),
 }
 
 

@@ -18,6 +18,7 @@ from fixturegen.harness.protocol import reply_schema, request_schema
 from fixturegen.harness.results import results_schema
 from fixturegen.model.manifest import dumps, manifest_schema
 from fixturegen.model.transcripts import transcripts_schema
+from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
 from tools import docpages
 
@@ -26,7 +27,7 @@ SCHEMAS: dict[str, Callable[[], dict[str, object]]] = {
     "manifest": manifest_schema, "transcripts": transcripts_schema,
     "harness-request": request_schema, "harness-reply": reply_schema,
     "conformance-results": results_schema, "fuzz": fuzz_schema, "matrix": matrix_schema,
-    "mutation": mutation_schema,
+    "mutation": mutation_schema, "bugs": bugs_schema,
 }
 
 

@@ -1,12 +1,16 @@
 """One implementation's mutation campaign: list the mutants, run the unmutated build (the
 baseline), then each mutant: apply it to the scratch tree, build, run the corpus, run the
-implementation's own tests, compare, record.
+implementation's own tests, compare, record. With ``--bugs`` the mutants are the
+implementation's reviewed bug models (``adapters/FOLDER/mutation/NAME.bugs.json``, checked
+against the pristine tree before anything runs) instead of the tool's listing, each applied
+whole and put back whole, activated as the scope's ``bug_activation`` says (never by a switch:
+an uninstrumented tree), in a campaign folder and report of their own.
 
 The campaign folder (``--out``, owned by ``fixturegen mutate``)::
 
     campaign.json      what this campaign is (implementation, version, shard, mode); a folder
                        holding another campaign is refused, one holding this one is resumed
-    mutants.jsonl      every mutant the tool listed (all shards)
+    mutants.jsonl      every mutant the tool listed (all shards), or every bug model
     baseline.json      the unmutated build's verdicts and reasons
     results/N.json     one finished mutant (written whole); a resumed campaign skips these
     work/pristine/     the implementation's source, untouched
@@ -17,11 +21,14 @@ The campaign folder (``--out``, owned by ``fixturegen mutate``)::
 
 A mutant is killed by the corpus when a case's verdict differs from the baseline's (a crash or
 a hang where the baseline answered counts too), or, every verdict the same, when a case's
-reason changed (the implementation's error text, mapped by the adapter's reviewed table). Each
-case gets a time limit derived from the baseline: ten times the slowest baseline answer, at
-least two seconds (or the fixed ``--case-timeout``). An answer that comes after more than 60%
-of that limit kills the mutant as a hang: the adapter's own timer answered, not the
-implementation.
+reason changed (the implementation's error text, mapped by the adapter's reviewed table). Every
+case runs, so the report can say how many cases kill each mutant (a mutant one case kills is
+lost when that case is deleted). Each case gets a time limit derived from the baseline: ten
+times the slowest baseline answer, at least two seconds (or the fixed ``--case-timeout``). An
+answer that comes after more than 60% of that limit kills the mutant as a hang: the adapter's
+own timer answered, not the implementation. A hang (that one, or the driver's) stops the
+mutant's run there, as every later case would cost the limit too: its killing cases are those
+seen until then (``stopped``).
 """
 
 from __future__ import annotations
@@ -42,14 +49,17 @@ from fixturegen.harness.adapters import Adapter
 from fixturegen.harness.driver import Answer
 from fixturegen.harness.results import Implementation
 from fixturegen.harness.session import Corpus, Target, run_entries
+from fixturegen.mutation import bugs as bug_models
 from fixturegen.mutation.model import (
     SCHEMA_VERSION,
     CorpusKill,
+    Kind,
     Mutant,
     MutantResult,
     MutationFile,
     category,
     count,
+    with_cases,
 )
 from fixturegen.mutation.setup import Ran, Setup, run_script
 from fixturegen.mutation.spans import SpanError, apply, original_text, restore
@@ -88,6 +98,7 @@ class Settings:
     upstream_timeout: float
     limit: int | None = None  # at most this many mutants of the shard (a smoke run)
     only: tuple[str, ...] = ()  # these mutants (by id) and no other
+    bugs: bool = False  # the bug models (NAME.bugs.json) instead of the tool's mutants
     case_timeout: float | None = None  # a fixed case limit instead of the derived one
 
 
@@ -142,8 +153,9 @@ def compare(base: Observed, mutant: Observed, labels: Sequence[str]) -> CorpusKi
     return CorpusKill(verdict=by_verdict, reason=by_reason, entries=list(labels))
 
 
-class _Killed(Exception):
-    """A case's verdict differs from the baseline's: the mutant is killed (ends the run)."""
+class _Hung(Exception):
+    """A case hung (or answered only when the adapter's timer ran out): the mutant is killed,
+    and its run ends there (every later case would cost the limit too)."""
 
     def __init__(self, case: str, label: str) -> None:
         super().__init__(case)
@@ -164,6 +176,10 @@ class Campaign:
         self.written: set[str] = set()
         self.times: dict[str, list[float]] = {"build": [], "corpus": [], "upstream": []}
         self.version = wanted.version or adapter.version
+        self.kind: Kind = "bugs" if settings.bugs else "mutants"
+        self.activation = setup.bug_activation if settings.bugs else setup.activation
+        self.env_template = setup.bug_env if settings.bugs else setup.env
+        self.tool = setup.tool
 
     def _script(self, args: list[str], *, timeout: float, log: Path,
                 env: dict[str, str] | None = None) -> Ran:
@@ -178,10 +194,14 @@ class Campaign:
         self.written.add(rel)
 
     def _identity(self) -> dict[str, object]:
-        return {"implementation": self.adapter.name, "version": self.version,
-                "source": str(self.wanted.source.resolve()) if self.wanted.source else None,
-                "corpus_seed": self.corpus.seed, "mode": self.settings.mode,
-                "shard": list(self.settings.shard), "generator": f"fixturegen {__version__}"}
+        identity: dict[str, object] = {
+            "implementation": self.adapter.name, "version": self.version,
+            "source": str(self.wanted.source.resolve()) if self.wanted.source else None,
+            "corpus_seed": self.corpus.seed, "mode": self.settings.mode,
+            "shard": list(self.settings.shard), "generator": f"fixturegen {__version__}"}
+        if self.settings.bugs:
+            identity["kind"] = "bugs"
+        return identity
 
     def _start(self) -> None:
         """A new campaign, or the resumption of this one (anything else: refused)."""
@@ -222,13 +242,38 @@ class Campaign:
     def _tree(self) -> None:
         """work/tree: a fresh copy of the pristine tree (or the one a switch campaign
         instrumented, kept when it exists)."""
-        if self.setup.activation == "switch" and (self.work / "tree.instrumented").is_file():
+        if self.activation == "switch" and (self.work / "tree.instrumented").is_file():
             return
         if self.tree.exists():
             shutil.rmtree(self.tree)
         shutil.copytree(self.pristine, self.tree, symlinks=True)
 
+    def _bugs(self) -> list[Mutant]:
+        """The bug models, checked against the pristine tree (on every start: a file changed
+        since the campaign began is refused, its finished results would not be its bugs')."""
+        path = bug_models.bugs_path(self.base, self.adapter.folder, self.adapter.name)
+        if not path.is_file():
+            raise CampaignError(f"{self.adapter.name} has no bug models ({path} is missing)")
+        try:
+            loaded, mutants = bug_models.load(
+                path, name=self.adapter.name,
+                version=None if self.wanted.source is not None else self.version,
+                files=tuple(dict.fromkeys((*self.setup.files, *self.setup.handshake_files))),
+                tree=self.pristine)
+        except bug_models.BugsError as exc:
+            raise CampaignError(str(exc)) from None
+        self.tool = f"bug models {path.name} ({loaded.author})"
+        text = "".join(m.model_dump_json() + "\n" for m in mutants)
+        listed = self.folder / "mutants.jsonl"
+        if listed.is_file() and listed.read_text() != text:
+            raise CampaignError(f"{path} changed since the campaign in {self.folder} began: "
+                                "give a new folder")
+        self._write("mutants.jsonl", text)
+        return mutants
+
     def _mutants(self) -> list[Mutant]:
+        if self.settings.bugs:
+            return self._bugs()
         path = self.folder / "mutants.jsonl"
         if not path.is_file():
             ran = self._script(["list", "--impl", self.adapter.name, "--tree",
@@ -272,13 +317,13 @@ class Campaign:
         {switch} the part after its last '#' (the tool's own id), {tree} the scratch tree."""
         switch = mutant.rsplit("#", 1)[-1] if mutant else ""
         return {k: v.replace("{mutant}", mutant).replace("{switch}", switch)
-                .replace("{tree}", str(self.tree)) for k, v in self.setup.env.items()}
+                .replace("{tree}", str(self.tree)) for k, v in self.env_template.items()}
 
     def _labels(self, mutant: Mutant | None) -> tuple[str, list[str]]:
         """The mode to run and the entries that count for ``mutant`` (None: the baseline)."""
         name = self.adapter.name
         handshake = self.settings.mode == "all" and (
-            mutant is None or mutant.file in self.setup.handshake_files)
+            mutant is None or any(f in self.setup.handshake_files for f in mutant.files))
         entries = [name]
         if handshake:
             chosen = self.setup.handshake_entries or tuple(
@@ -299,10 +344,9 @@ class Campaign:
 
     def _mutant_corpus(self, target: Target, mutant: Mutant, timeout: float,
                        baseline: Observed) -> tuple[CorpusKill, float]:
-        """The corpus over ``mutant``'s build, stopped at the first case whose verdict
-        differs from the baseline's (or that fails where the baseline answered): the mutant
-        is killed by verdict, and the rest can only add reasons. A mutant whose verdicts all
-        stay runs every case, for the reasons."""
+        """The corpus over ``mutant``'s build, every case (the killing cases are counted),
+        stopped only at a hang where the baseline answered: killed there, and every later case
+        would cost the limit too."""
         mode, labels = self._labels(mutant)
         start = time.perf_counter()
         scratch = self.logs / "run"
@@ -312,22 +356,26 @@ class Campaign:
             before = baseline.get((label, answer.id))
             if before is None or before.failure:
                 return
-            if answer.failure is not None or answer.verdict != before.verdict:
-                raise _Killed(f"{label}:{answer.id}", label)
-            if answer.seconds > SLOW * timeout:
+            if answer.failure == "hang":
+                raise _Hung(f"{label}:{answer.id}", label)
+            if answer.failure is None and answer.seconds > SLOW * timeout:
                 # Answered, but only when the adapter's own timer ran out (the limit is ten
                 # times the baseline's slowest answer): the implementation never decided.
                 # A hang in all but name, and left alone it costs the whole limit per case.
-                raise _Killed(f"{label}:{answer.id} (answered after {answer.seconds:.1f} s, "
-                              f"limit {timeout:.1f} s)", label)
+                raise _Hung(f"{label}:{answer.id} (answered after {answer.seconds:.1f} s, "
+                            f"limit {timeout:.1f} s)", label)
+            seen.append(f"{label}:{answer.id}" if answer.failure is not None
+                        or answer.verdict != before.verdict else "")
 
+        seen: list[str] = []
         try:
             done, _ = run_entries(target, self._limited(labels), mode, scratch,
                                   peer_argv=self.peer_argv, timeout=timeout,
                                   startup=self.settings.startup, progress=told)
-        except _Killed as killed:
-            run = labels[:labels.index(killed.label) + 1]
-            return (CorpusKill(verdict=[killed.case], reason=[], entries=run),
+        except _Hung as hung:
+            run = labels[:labels.index(hung.label) + 1]
+            return (CorpusKill(verdict=[case for case in seen if case] + [hung.case],
+                               reason=[], entries=run, stopped=hung.case),
                     time.perf_counter() - start)
         return (compare(baseline, observe(done, self.setup), labels),
                 time.perf_counter() - start)
@@ -367,21 +415,22 @@ class Campaign:
             chosen = [m for m in chosen if m.id in self.settings.only]
         if self.settings.limit is not None:
             chosen = chosen[:self.settings.limit]
-        self.say(f"mutate: {self.adapter.name} {self.version}: {len(all_mutants)} mutants "
-                 f"({self.setup.tool}), {len(chosen)} in shard "
+        self.say(f"mutate: {self.adapter.name} {self.version}: {len(all_mutants)} "
+                 f"{'bug models' if self.settings.bugs else 'mutants'} "
+                 f"({self.tool}), {len(chosen)} in shard "
                  f"{self.settings.shard[0]}/{self.settings.shard[1]}")
         self._tree()
-        touched = {m.file for m in all_mutants}
+        touched = {f for m in all_mutants for f in m.files}
         try:
             return self._run(chosen, touched)
         finally:
-            if self.setup.activation != "switch":
+            if self.activation != "switch":
                 with contextlib.suppress(OSError):
                     restore(self.tree, self.pristine, touched)
 
     def _run(self, chosen: list[Mutant], touched: set[str]) -> MutationFile:
-        switch = self.setup.activation == "switch"
-        once = self.setup.activation in ("switch", "shadow")  # built once, the env picks
+        switch = self.activation == "switch"
+        once = self.activation in ("switch", "shadow")  # built once, the env picks
         if switch and not (self.work / "tree.instrumented").is_file():
             ran = self._script(["instrument", "--impl", self.adapter.name, "--tree",
                                str(self.tree)], timeout=LIST_TIMEOUT,
@@ -389,7 +438,7 @@ class Campaign:
             if ran.code != 0:
                 raise CampaignError(f"cannot instrument {self.tree}: {ran.last}")
             (self.work / "tree.instrumented").write_text("yes\n")
-        build_tree = self.pristine if self.setup.activation == "shadow" else self.tree
+        build_tree = self.pristine if self.activation == "shadow" else self.tree
         try:
             base_target, _ = self._target(build_tree, self._env(""))
         except BuildError as exc:
@@ -439,7 +488,7 @@ class Campaign:
                                 survivor="equivalent", seconds=0.0)
         env = self._env(mutant.id)
         try:
-            if self.setup.activation != "switch":
+            if self.activation != "switch":
                 restore(self.tree, self.pristine, touched)
                 apply(self.tree, self.pristine, mutant)
             if built_once is not None:
@@ -455,11 +504,11 @@ class Campaign:
         self.times["corpus"].append(seconds)
         upstream = "not_run"
         if upstream_ok:
-            upstream = self._upstream(env, [mutant.file], "upstream-mutant.log")
+            upstream = self._upstream(env, mutant.files, "upstream-mutant.log")
             if upstream == "killed":
                 # Confirmed before it counts: an implementation's own tests can fail once on
                 # a busy machine (rust-libp2p's tests/smoke.rs did) and pass again.
-                upstream = self._upstream(env, [mutant.file], "upstream-mutant.again.log")
+                upstream = self._upstream(env, mutant.files, "upstream-mutant.again.log")
         killed = bool(kill.verdict or kill.reason)
         cat = category(killed, upstream)
         survivor: str = ""
@@ -467,11 +516,11 @@ class Campaign:
         if not killed:
             verdict, note = reviewed if reviewed is not None else ("unreviewed", "")
             survivor = verdict
-        return MutantResult(mutant=mutant, status="killed" if cat != "survived" else "survived",
-                            category=cat, corpus=kill,
-                            upstream=upstream,  # type: ignore[arg-type]
-                            note=note, survivor=survivor,  # type: ignore[arg-type]
-                            seconds=round(time.perf_counter() - start, 2))
+        return with_cases(MutantResult(
+            mutant=mutant, status="killed" if cat != "survived" else "survived",
+            category=cat, corpus=kill, upstream=upstream,  # type: ignore[arg-type]
+            note=note, survivor=survivor,  # type: ignore[arg-type]
+            seconds=round(time.perf_counter() - start, 2)))
 
     def _save_marker(self) -> None:
         mark(self.folder, COMMAND, self.written | {"work", "logs"})
@@ -485,7 +534,8 @@ class Campaign:
                             f"{self.settings.shard[0]}/{self.settings.shard[1]}"
                             if self.settings.shard != (0, 1) else None,
                             self.corpus, self.settings.mode, upstream_text,
-                            {k: round(median(v), 2) for k, v in self.times.items() if v})
+                            {k: round(median(v), 2) for k, v in self.times.items() if v},
+                            kind=self.kind, tool=self.tool)
         report = review(report, self.setup.survivors)  # a review made since a mutant ran
         self._write("mutation.json", report.model_dump_json(indent=1) + "\n")
         self._write("mutation.md", markdown(report))
@@ -496,11 +546,14 @@ class Campaign:
 
 def build_file(name: str, version: str, setup: Setup, results: list[MutantResult],
                shard: str | None, corpus: Corpus, mode: str, upstream: str,
-               seconds: dict[str, float]) -> MutationFile:
+               seconds: dict[str, float], *, kind: Kind = "mutants", tool: str | None = None
+               ) -> MutationFile:
     upstream_ran = not upstream.startswith("not run")
+    results = [with_cases(r) for r in results]
     return MutationFile(
         schema_version=SCHEMA_VERSION, generator=f"fixturegen {__version__}",
-        implementation=name, version=version, tool=setup.tool, scope=list(setup.files),
+        implementation=name, version=version, tool=tool or setup.tool, kind=kind,
+        scope=list(setup.files),
         shard=shard, corpus=str(corpus.path), seed=corpus.seed,
         mode=mode,  # type: ignore[arg-type]
         upstream=upstream, counts=count(results, upstream_ran), seconds_per_mutant=seconds,

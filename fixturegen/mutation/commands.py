@@ -1,11 +1,14 @@
-"""``fixturegen mutate``: a mutation campaign on one implementation, ``mutate merge`` (shards
-into one report) and ``mutate review`` (a report with the reviewed survivors file applied).
+"""``fixturegen mutate``: a mutation campaign on one implementation (``--bugs``: its reviewed
+bug models instead of the tool's mutants, in a folder and report of their own), ``mutate
+merge`` (shards into one report) and ``mutate review`` (a report with the reviewed survivors
+file applied).
 
 Exit codes: 0 the campaign ran (survivors are findings, in the report); 2 usage (a bad option,
-a folder that holds something else, an implementation without a mutation setup); 3 the
-campaign cannot run (no source, no mutant listed, an unmutated build that fails, a fixture
-peer missing). Interrupted: 130 / 143 / 129, the scratch tree put back, the finished mutants
-kept (run the same command again to resume).
+a folder that holds something else, an implementation without a mutation setup, with
+``--bugs`` a bug model file that is missing or broken); 3 the campaign cannot run (no source,
+no mutant listed, a bug model whose edits do not fit the source, an unmutated build that
+fails, a fixture peer missing). Interrupted: 130 / 143 / 129, the scratch tree put back, the
+finished mutants kept (run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fixturegen.harness.commands import (
 )
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.reasons import ReasonTableError
+from fixturegen.mutation.bugs import BugsError, bugs_path, check, read
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings
 from fixturegen.mutation.report import (
     MergeError,
@@ -71,6 +75,10 @@ def mutate(
         help="Also run the implementation's own tests on each mutant.")] = True,
     limit: Annotated[int | None, typer.Option(
         min=1, help="At most this many mutants of the shard (a smoke run).")] = None,
+    bugs: Annotated[bool, typer.Option(
+        "--bugs", help="Run the implementation's reviewed bug models (adapters/FOLDER/"
+        "mutation/NAME.bugs.json) instead of the tool's mutants (default folder: "
+        "bugs-NAME).")] = False,
     mutant: Annotated[list[str] | None, typer.Option(
         help="Only this mutant (its id in the report; repeatable): re-check a survivor "
         "after a new case.")] = None,
@@ -116,12 +124,22 @@ def mutate(
         fail(str(exc))
     wanted = Wanted(version=version or adapter.version if source is None else None,
                     source=source)
+    if bugs:  # the file checked now (every find once the source is there)
+        path = bugs_path(base, adapter.folder, adapter.name)
+        if not path.is_file():
+            fail(f"{name} has no bug models ({path} is missing)")
+        try:
+            check(read(path), path, name=name, version=wanted.version,
+                  files=(*setup.files, *setup.handshake_files), tree=None)
+        except BugsError as exc:
+            fail(str(exc))
     peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,
-                        upstream_timeout, limit, tuple(mutant or ()), case_timeout)
+                        upstream_timeout, limit, tuple(mutant or ()), bugs, case_timeout)
+    where = out or Path(f"{'bugs' if bugs else 'mutation'}-{name}")
     try:
-        campaign = Campaign(adapter, setup, wanted, loaded, out or Path(f"mutation-{name}"),
+        campaign = Campaign(adapter, setup, wanted, loaded, where,
                             base=base, cache=build_cache(cache), peer_argv=peer,
                             settings=settings, say=say)
         report = campaign.run()
@@ -130,13 +148,14 @@ def mutate(
     except CampaignError as exc:
         fail(str(exc), EXIT_ADAPTER)
     c = report.counts
-    where = out or Path(f"mutation-{name}")
-    typer.echo(f"{name} {report.version}: {c.generated} mutants, {c.unviable} unviable, "
+    typer.echo(f"{name} {report.version}: {c.generated} {'bug models' if bugs else 'mutants'}, "
+               f"{c.unviable} unviable, "
                f"{c.equivalent} equivalent; corpus killed {c.killed_by_corpus} "
                f"({100 * c.corpus_score:.1f}%)"
                + (f", upstream tests {c.killed_by_upstream} ({100 * c.upstream_score:.1f}%)"
                   if c.upstream_score is not None else "")
-               + f"; {c.survived} survived both; report: {where}/mutation.md")
+               + f"; {c.survived} survived both; {c.killed_by_one_case} killed by one case "
+               f"only; report: {where}/mutation.md")
 
 
 @mutate_app.command("merge")
@@ -159,7 +178,8 @@ def merge_command(
         fail(str(exc))
     c = joined.counts
     typer.echo(f"{joined.implementation} {joined.version}: {len(parts)} shards, {c.generated} "
-               f"mutants; corpus {100 * c.corpus_score:.1f}%; report: {out}/mutation.md")
+               f"{'bug models' if joined.kind == 'bugs' else 'mutants'}; corpus "
+               f"{100 * c.corpus_score:.1f}%; report: {out}/mutation.md")
 
 
 @mutate_app.command("review")

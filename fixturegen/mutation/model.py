@@ -9,20 +9,36 @@ implementation's own unit tests of that code fail on it. A mutant that does not 
 ``unviable``; one the reviewed survivors file calls equivalent (it cannot change behaviour) is
 ``equivalent`` with its reason. The scores count only the rest (the non-equivalent, viable
 mutants).
+
+A campaign runs either the tool's mechanical mutants (``kind`` ``mutants``) or the
+implementation's reviewed bug models (``kind`` ``bugs``, :mod:`fixturegen.mutation.bugs`):
+hand-written realistic bugs, each one or more edits, reported as a score of their own. For
+either, the cases that kill a mutant are counted (``killing_cases``): a mutant killed by one
+case only is lost to the corpus when that case is deleted.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from fixturegen.model.manifest import FrozenModel, json_schema
+from fixturegen.model.manifest import FrozenModel, _absent_when_null, json_schema
 
 SCHEMA_VERSION = 1
 
 Status = Literal["killed", "survived", "unviable", "equivalent"]
 Category = Literal["both", "corpus_only", "upstream_only", "survived", "unviable", "equivalent"]
+Kind = Literal["mutants", "bugs"]
+
+
+class Edit(FrozenModel):
+    """One edit of a bug model: ``find`` (exactly once in the file, after the bug's earlier
+    edits) becomes ``replace``."""
+
+    file: str = Field(description="Relative to the pristine source tree's root")
+    find: str
+    replace: str
 
 
 class Mutant(FrozenModel):
@@ -38,6 +54,22 @@ class Mutant(FrozenModel):
     end: tuple[int, int]
     replacement: str
     original: str = Field(default="", description="The text the span held (for the report)")
+    description: str | None = Field(default=None, description="A bug model's one line "
+                                    "(absent for a tool's mutant)")
+    edits: list[Edit] | None = Field(default=None, description="A bug model's edits, applied "
+                                     "whole (absent for a tool's mutant, whose span is above)")
+
+    @model_serializer(mode="wrap")
+    def _bug_fields_only_for_bugs(self, handler: SerializerFunctionWrapHandler
+                                  ) -> dict[str, object]:
+        return _absent_when_null(handler, self, "description", "edits")
+
+    @property
+    def files(self) -> list[str]:
+        """Every file the mutant changes (a bug model may change several)."""
+        if self.edits:
+            return sorted({e.file for e in self.edits})
+        return [self.file]
 
 
 class CorpusKill(FrozenModel):
@@ -46,6 +78,24 @@ class CorpusKill(FrozenModel):
     reason: list[str] = Field(description="Cases whose verdict stayed but whose mapped reason "
                               "changed")
     entries: list[str] = Field(description="The entries run (NAME, NAME@TRANSPORT-DIRECTION)")
+    stopped: str | None = Field(default=None, description="The run stopped at this case (a "
+                                "hang: every later case would cost the limit too); the killing "
+                                "cases are then those seen before it, a lower bound")
+
+    @model_serializer(mode="wrap")
+    def _stopped_only_when_stopped(self, handler: SerializerFunctionWrapHandler
+                                   ) -> dict[str, object]:
+        return _absent_when_null(handler, self, "stopped")
+
+    @property
+    def cases(self) -> list[str]:
+        """The corpus cases that kill (ENTRY:CASE names reduced to the case id, each once, in
+        order): deleting one of them from the corpus leaves the mutant killed by the others."""
+        seen: dict[str, None] = {}
+        for name in (*self.verdict, *self.reason):
+            case = name.split(":", 1)[-1].split(" ", 1)[0]
+            seen.setdefault(case, None)
+        return list(seen)
 
 
 class MutantResult(FrozenModel):
@@ -59,6 +109,8 @@ class MutantResult(FrozenModel):
     survivor: Literal["equivalent", "gap", "unkillable", "unreviewed", ""] = Field(
         description="For a survivor of the corpus: the reviewed verdict on it")
     seconds: float = Field(description="Build, corpus run and upstream tests of this mutant")
+    killing_cases: int = Field(default=0, description="How many corpus cases kill it (0: the "
+                               "corpus does not); 1: a single deleted case would let it live")
 
 
 class Counts(FrozenModel):
@@ -85,6 +137,10 @@ class Counts(FrozenModel):
     corpus_score_killable: float = Field(
         default=0.0, description="killed_by_corpus / (generated - unviable - equivalent - "
         "unkillable): the score over the mutants a certificate can kill")
+    killed_by_one_case: int = Field(default=0, description="Mutants the corpus kills with "
+                                    "exactly one case (a run stopped at a hang not counted)")
+    killed_by_several_cases: int = Field(default=0, description="Mutants the corpus kills "
+                                         "with two cases or more")
 
 
 class MutationFile(FrozenModel):
@@ -92,7 +148,10 @@ class MutationFile(FrozenModel):
     generator: str
     implementation: str
     version: str = Field(description="The version mutated, or VERSION+src.HASH for a source tree")
-    tool: str = Field(description="The mutation tool and its version")
+    tool: str = Field(description="The mutation tool and its version, or the bug models' "
+                      "file and author")
+    kind: Kind = Field(default="mutants", description="mutants: the tool's mechanical mutants; "
+                       "bugs: the implementation's reviewed bug models (a separate score)")
     scope: list[str] = Field(description="The files (and functions) mutated")
     shard: str | None = Field(description="K/N when this file holds one shard; null merged")
     corpus: str
@@ -133,7 +192,21 @@ def count(results: list[MutantResult], upstream_ran: bool) -> Counts:
         upstream_score=(round(upstream / denominator, 4) if denominator else 0.0)
         if upstream_ran else None,
         gap=sum(r.survivor == "gap" for r in survivors), unkillable=unkillable,
-        corpus_score_killable=round(len(corpus) / killable, 4) if killable else 0.0)
+        corpus_score_killable=round(len(corpus) / killable, 4) if killable else 0.0,
+        killed_by_one_case=sum(1 for r in corpus if single(r)),
+        killed_by_several_cases=sum(1 for r in corpus
+                                    if r.corpus is not None and len(r.corpus.cases) > 1))
+
+
+def single(r: MutantResult) -> bool:
+    """Killed by the corpus with exactly one case (and every case was run)."""
+    return r.corpus is not None and r.corpus.stopped is None and len(r.corpus.cases) == 1
+
+
+def with_cases(r: MutantResult) -> MutantResult:
+    """``r`` with its ``killing_cases`` counted from its corpus result."""
+    n = len(r.corpus.cases) if r.corpus is not None and r.status != "equivalent" else 0
+    return r if r.killing_cases == n else r.model_copy(update={"killing_cases": n})
 
 
 def category(corpus_killed: bool, upstream: str) -> Category:

@@ -1,5 +1,7 @@
 """A campaign's summary (``mutation.md``, ``mutation.html``) and the join of shard outputs
-(``fixturegen mutate merge``)."""
+(``fixturegen mutate merge``). Either kind of campaign (the tool's mutants, the bug models) gets
+the same counts, plus its single-case kills (mutants only one corpus case kills); a bug-model
+campaign also gets a table of every bug with its description and its killing cases."""
 
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from pydantic import ValidationError
 
 from fixturegen.markdown import code, md
-from fixturegen.mutation.model import MutantResult, MutationFile, count
+from fixturegen.mutation.model import MutantResult, MutationFile, count, single, with_cases
 from fixturegen.output.render import TEMPLATES
 from fixturegen.verify.inputs import InputError, printable
 from fixturegen.verify.jsonfile import load_json
+
+#: At most this many killing cases of one bug are named in the bug table (the rest counted).
+SHOWN_CASES = 5
 
 
 class MergeError(Exception):
@@ -33,15 +38,27 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+def cases_text(r: MutantResult, most: int = SHOWN_CASES) -> str:
+    """The cases that kill ``r`` (at most ``most`` named, the rest counted)."""
+    cases = r.corpus.cases if r.corpus is not None else []
+    named = ", ".join(code(case) for case in cases[:most])
+    more = f" and {len(cases) - most} more" if len(cases) > most else ""
+    stopped = " (run stopped at a hang)" if r.corpus is not None and r.corpus.stopped else ""
+    return (named + more + stopped) or "-"
+
+
 def markdown(f: MutationFile) -> str:
     c = f.counts
     live = c.generated - c.unviable - c.equivalent
-    lines = [f"# Mutation adequacy: {md(f.implementation)} {md(f.version)}", "",
+    bugs = f.kind == "bugs"
+    title = "Bug models" if bugs else "Mutation adequacy"
+    lines = [f"# {title}: {md(f.implementation)} {md(f.version)}", "",
              f"{md(f.tool)}; scope: {', '.join(code(s) for s in f.scope)}; corpus "
              f"{code(f.corpus)} (seed {code(f.seed)}); mode {code(f.mode)}"
              + (f"; shard {md(f.shard)}" if f.shard else "") + f"; {md(f.generator)}.", "",
              f"Upstream tests: {md(f.upstream)}.", "",
-             "| mutants | unviable | equivalent | scored | killed by the corpus | "
+             f"| {'bugs' if bugs else 'mutants'} | unviable | equivalent | scored | "
+             "killed by the corpus | "
              "(verdict / reason only) | killed by upstream tests | both | corpus only | "
              "upstream only | survived both |",
              "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -56,6 +73,9 @@ def markdown(f: MutationFile) -> str:
     if f.seconds_per_mutant:
         lines += ["Median seconds per mutant: " + ", ".join(
             f"{k} {v:.1f}" for k, v in f.seconds_per_mutant.items()) + ".", ""]
+    if bugs:
+        lines += bug_table(f)
+    lines += single_kills(f)
     survivors = [r for r in f.mutants if r.status == "survived" or (
         r.status == "killed" and r.category == "upstream_only")]
     lines += ["## Survivors of the corpus", "",
@@ -80,6 +100,41 @@ def markdown(f: MutationFile) -> str:
         lines += ["", f"## Unviable ({len(unviable)}: the mutant does not build)", ""]
         lines += [f"- {code(r.mutant.id)}: {md(r.note)}" for r in unviable[:50]]
     return "\n".join(lines) + "\n"
+
+
+def single_kills(f: MutationFile) -> list[str]:
+    """The section on robust kills: how many cases kill each killed mutant, and the mutants
+    one case alone kills (what deleting that case would cost)."""
+    c = f.counts
+    ones = [r for r in f.mutants if r.status == "killed" and single(r)]
+    stopped = sum(1 for r in f.mutants if r.corpus is not None and r.corpus.stopped)
+    lines = ["## Kills that rest on one case", "",
+             f"Of the {c.killed_by_corpus} killed by the corpus, {c.killed_by_one_case} are "
+             f"killed by exactly one case and {c.killed_by_several_cases} by two or more"
+             + (f" ({stopped} runs stopped at a hang, their cases a lower bound)"
+                if stopped else "") + ". Deleting the case below would let its mutant live.",
+             ""]
+    if ones:
+        lines += ["| mutant | the one case | by |", "|---|---|---|"]
+        lines += [f"| {code(r.mutant.id)} | {cases_text(r)} | "
+                  f"{'verdict' if r.corpus is not None and r.corpus.verdict else 'reason'} |"
+                  for r in ones]
+    else:
+        lines.append("None.")
+    return [*lines, ""]
+
+
+def bug_table(f: MutationFile) -> list[str]:
+    """Every bug model: what it is, what became of it, which cases kill it."""
+    lines = ["## Every bug model", "",
+             "| bug | description | kind | status | upstream | killing cases | cases |",
+             "|---|---|---|---|---|---|---|"]
+    for r in f.mutants:
+        status = r.category if r.status == "killed" else r.status
+        lines.append(f"| {code(r.mutant.id)} | {md(r.mutant.description or '-')} | "
+                     f"{md(r.mutant.operator)} | {md(status)} | {md(r.upstream)} | "
+                     f"{r.killing_cases} | {cases_text(r)} |")
+    return [*lines, ""]
 
 
 def html(f: MutationFile) -> str:
@@ -108,7 +163,8 @@ def merge(parts: list[MutationFile]) -> MutationFile:
         raise MergeError("nothing to merge")
     first = parts[0]
     for other in parts[1:]:
-        for field in ("implementation", "version", "tool", "seed", "mode", "generator"):
+        for field in ("implementation", "kind", "version", "tool", "seed", "mode",
+                      "generator"):
             if getattr(other, field) != getattr(first, field):
                 raise MergeError(f"the shards differ in {field}: {getattr(first, field)!r} and "
                                  f"{getattr(other, field)!r}")
@@ -129,7 +185,7 @@ def merge(parts: list[MutationFile]) -> MutationFile:
     results: dict[str, MutantResult] = {}
     for part in parts:
         for r in part.mutants:
-            results[r.mutant.id] = r
+            results[r.mutant.id] = with_cases(r)
     merged = sorted(results.values(), key=lambda r: r.mutant.id)
     upstream_ran = any(not p.upstream.startswith("not run") for p in parts)
     seconds: dict[str, float] = {}  # the median of the shards' medians
@@ -148,7 +204,7 @@ def review(f: MutationFile, survivors: Mapping[str, tuple[str, str]]) -> Mutatio
     note, and one reviewed ``equivalent`` that nothing killed leaves the scores. A mutant the
     corpus killed keeps its result whatever the file says."""
     out: list[MutantResult] = []
-    for r in f.mutants:
+    for r in map(with_cases, f.mutants):
         reviewed = survivors.get(r.mutant.id)
         killed = r.corpus is not None and bool(r.corpus.verdict or r.corpus.reason)
         if reviewed is None or killed or r.status in ("unviable", "equivalent"):

@@ -11,13 +11,19 @@ adapter's ``mutate`` script that speaks the language's mutation tool.
      "handshake_files": ["src/verifier.rs"],   code only a handshake reaches: its mutants also
                                                 run in handshake mode
      "handshake_entries": ["tcp-dial", ...],   which handshake entries run them
-     "upstream": "what the upstream tests are"}
+     "upstream": "what the upstream tests are",
+     "bug_activation": "rebuild",              how bug models run (rebuild | shadow; default:
+                                                the activation, rebuild for switch)
+     "bug_env": {}}                            the environment for bug models (default: env
+                                                when bug_activation is the activation, else none)
 
 ``rebuild``: each mutant is written into the scratch tree and the adapter rebuilt against it
 (incrementally, in the build cache). ``switch``: the tree is instrumented once with every
 mutant (Stryker's mutation switching), built once, and an environment variable picks the mutant.
 ``shadow``: built once from the pristine tree; each mutant is written into the scratch tree,
 which the adapter's environment puts in front of the built copy (``PYTHONPATH``).
+A bug model (``NAME.bugs.json``, :mod:`fixturegen.mutation.bugs`) is a hand-written patch that
+no switch can carry: it runs as ``bug_activation`` says, in an uninstrumented scratch tree.
 
 ``NAME.errors.json`` is the reason table (:mod:`fixturegen.harness.reasons`);
 ``NAME.survivors.tsv`` the reviewed verdict on each survivor: ``ID<TAB>equivalent|gap|
@@ -68,6 +74,8 @@ class Setup:
     upstream: str
     reasons: ReasonTable | None
     survivors: dict[str, tuple[Verdict, str]] = field(default_factory=dict)
+    bug_activation: Activation = "rebuild"
+    bug_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def script(self) -> Path:
@@ -84,12 +92,20 @@ def load_setup(adapters: Path, folder: str, name: str) -> Setup:
         activation = data["activation"]
         if activation not in ("rebuild", "switch", "shadow"):
             raise ValueError(f"activation {activation!r}")
+        env = {str(k): str(v) for k, v in data.get("env", {}).items()}
+        bug_activation = data.get("bug_activation",
+                                  "rebuild" if activation == "switch" else activation)
+        if bug_activation not in ("rebuild", "shadow"):
+            raise ValueError(f"bug_activation {bug_activation!r} (rebuild or shadow: a bug "
+                             "model is a patch, no switch carries it)")
+        bug_env = ({str(k): str(v) for k, v in data["bug_env"].items()} if "bug_env" in data
+                   else env if bug_activation == activation else {})
         setup = Setup(
             name, adapters / folder, str(data["tool"]), tuple(data["files"]), activation,
-            {str(k): str(v) for k, v in data.get("env", {}).items()},
+            env,
             tuple(data.get("handshake_files", [])), tuple(data.get("handshake_entries", [])),
             str(data.get("upstream", "")), load_table(table_path(adapters, folder, name)),
-            _survivors(base / f"{name}.survivors.tsv"))
+            _survivors(base / f"{name}.survivors.tsv"), bug_activation, bug_env)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SetupError(f"{path}: {exc}") from None
     if not setup.script.is_file():

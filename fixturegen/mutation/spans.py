@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixturegen.mutation.bugs import applied
 from fixturegen.mutation.model import Mutant
 
 
@@ -43,9 +44,23 @@ def original_text(text: str, mutant: Mutant) -> str:
 
 
 def apply(tree: Path, pristine: Path, mutant: Mutant) -> None:
-    """Write ``mutant`` into ``tree``'s copy of its file, from ``pristine``'s."""
-    source = (pristine / mutant.file).read_text(encoding="utf-8")
-    (tree / mutant.file).write_text(spliced(source, mutant), encoding="utf-8")
+    """Write ``mutant`` into ``tree``'s copy of its file (each of its files, for a bug model),
+    from ``pristine``'s. Every edit is made in memory first: nothing is written when one does
+    not apply."""
+    if not mutant.edits:
+        source = (pristine / mutant.file).read_text(encoding="utf-8")
+        (tree / mutant.file).write_text(spliced(source, mutant), encoding="utf-8")
+        return
+    texts: dict[str, str] = {}
+    for edit in mutant.edits:
+        if edit.file not in texts:
+            texts[edit.file] = (pristine / edit.file).read_text(encoding="utf-8")
+        try:
+            texts[edit.file] = applied(texts[edit.file], edit)
+        except ValueError as exc:
+            raise SpanError(str(exc)) from None
+    for rel, text in texts.items():
+        (tree / rel).write_text(text, encoding="utf-8")
 
 
 def restore(tree: Path, pristine: Path, files: set[str]) -> None:
