@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fixturegen.mutation.model import Mutant
+from fixturegen.owned import write_file
 
 
 class SpanError(Exception):
@@ -45,7 +46,7 @@ def original_text(text: str, mutant: Mutant) -> str:
 def apply(tree: Path, pristine: Path, mutant: Mutant) -> None:
     """Write ``mutant`` into ``tree``'s copy of its file, from ``pristine``'s."""
     source = (pristine / mutant.file).read_text(encoding="utf-8")
-    (tree / mutant.file).write_text(spliced(source, mutant), encoding="utf-8")
+    _write(tree, mutant.file, spliced(source, mutant).encode("utf-8"), pristine)
 
 
 def restore(tree: Path, pristine: Path, files: set[str]) -> None:
@@ -53,5 +54,11 @@ def restore(tree: Path, pristine: Path, files: set[str]) -> None:
     for rel in files:
         target = tree / rel
         data = (pristine / rel).read_bytes()
-        if not target.exists() or target.read_bytes() != data:
-            target.write_bytes(data)
+        if target.is_symlink() or not target.exists() or target.read_bytes() != data:
+            _write(tree, rel, data, pristine)
+
+
+def _write(tree: Path, rel: str, data: bytes, pristine: Path) -> None:
+    """``tree/rel`` written whole as a regular file with the pristine file's mode, never
+    through a link (a link there, or on the way, is refused: fixturegen.owned.write_file)."""
+    write_file(tree, rel, data, (pristine / rel).stat().st_mode & 0o777)
