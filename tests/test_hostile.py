@@ -90,10 +90,11 @@ def adapters(tmp_path: Path) -> Path:
 
 
 def _campaign(adapters: Path, corpus: Path, out: Path, tmp_path: Path, *,
-              source: Path | None = None, only: tuple[str, ...] = ()) -> Campaign:
+              source: Path | None = None, only: tuple[str, ...] = (),
+              limit: int | None = None) -> Campaign:
     setup = load_setup(adapters, "mutable", "test-mutable")
     loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
-    settings = Settings("api", (0, 1), False, 10.0, 30.0, 120.0, 60.0, None, only)
+    settings = Settings("api", (0, 1), False, 10.0, 30.0, 120.0, 60.0, limit, only)
     wanted = Wanted(source=source) if source is not None else Wanted(version="1.0.0")
     return Campaign(ADAPTER, setup, wanted, loaded, out, base=adapters,
                     cache=cache_root(tmp_path / "cache"), peer_argv=[], settings=settings,
@@ -131,6 +132,22 @@ def test_a_resumed_campaign_whose_mutant_names_a_file_outside_the_tree_is_refuse
     assert not (out / "results").exists()  # refused before anything ran
 
 
+@pytest.mark.parametrize("planted", ["work/tree", "work/pristine", "results"])
+def test_a_resumed_campaign_with_a_link_planted_in_its_folder_is_refused(
+        small: Path, adapters: Path, tmp_path: Path, planted: str) -> None:
+    out = tmp_path / "m"
+    _listed(adapters, small, out, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(adapters / "mutable" / "impl", elsewhere)
+    before = _tree(elsewhere)
+    if (out / planted).exists():
+        shutil.rmtree(out / planted)
+    (out / planted).symlink_to(elsewhere)
+    with pytest.raises(CampaignError, match="is a link or not a folder"):
+        _campaign(adapters, small, out, tmp_path).run()
+    assert _tree(elsewhere) == before
+
+
 def test_a_truncated_mutants_file_is_one_line_not_a_traceback(
         small: Path, adapters: Path, tmp_path: Path) -> None:
     out = tmp_path / "m"
@@ -140,6 +157,22 @@ def test_a_truncated_mutants_file_is_one_line_not_a_traceback(
     with pytest.raises(CampaignError, match=r"mutants.jsonl: line \d+ is not a mutant") as e:
         _campaign(adapters, small, out, tmp_path).run()
     assert "\n" not in str(e.value)
+
+
+def test_a_truncated_or_foreign_result_on_resume_is_one_line_not_a_traceback(
+        small: Path, adapters: Path, tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    first = _campaign(adapters, small, out, tmp_path, limit=2).run()
+    assert len(first.mutants) == 2
+    one, two = sorted((out / "results").glob("*.json"))
+    good = one.read_bytes()
+    one.write_bytes(good[: len(good) // 2])
+    with pytest.raises(CampaignError, match="not a mutant's result") as e:
+        _campaign(adapters, small, out, tmp_path, limit=2).run()
+    assert "\n" not in str(e.value)
+    one.write_bytes(two.read_bytes())  # another mutant's (whole) result under this name
+    with pytest.raises(CampaignError, match="the result of another mutant"):
+        _campaign(adapters, small, out, tmp_path, limit=2).run()
 
 
 # -- 2. a --source tree with links -----------------------------------------------------------

@@ -198,6 +198,16 @@ class Campaign:
         self._write("campaign.json", json.dumps(identity, indent=1) + "\n")
         self.logs.mkdir(exist_ok=True)
 
+    def _no_links(self) -> None:
+        """The folders a resume writes into are this campaign's own, not links planted in its
+        folder (a ``work/tree`` that leads elsewhere would take the mutants there)."""
+        for path in (self.work, self.pristine, self.tree, self.logs, self.folder / "results",
+                     self.logs / "run"):
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                raise CampaignError(f"{printable(str(path))} is a link or not a folder: a "
+                                    "campaign folder holds its own work folders; refused "
+                                    "(start the campaign in a new folder)")
+
     def _source(self) -> None:
         """work/pristine: the source tree mutated (a copy of --source, or the release's)."""
         marker = self.work / "pristine.ok"
@@ -353,6 +363,7 @@ class Campaign:
     # -- the campaign ---------------------------------------------------------------------------
     def run(self) -> MutationFile:
         self._start()
+        self._no_links()
         self._source()
         all_mutants = self._mutants()
         chosen = shard_of(all_mutants, self.settings.shard)
