@@ -350,6 +350,30 @@ def test_a_run_killed_mid_swap_is_recovered_by_the_next(tmp_path: Path, small: P
     assert not list(tmp_path.glob(".imported.*"))
 
 
+def test_a_whole_replace_keeps_the_users_files_and_refuses_what_it_cannot_carry(
+        tmp_path: Path) -> None:
+    """The swap replaces the folder, not only the command's files: the user's file, link and
+    empty folder inside come along (linked before the swap); a FIFO cannot, and is refused
+    with nothing changed."""
+    from fixturegen.owned import replace
+
+    out = tmp_path / "out"
+    replace(out, "cmd", [("a", b"1"), ("d/b", b"2")])
+    (out / "d" / "mine.txt").write_text("mine")
+    (out / "link").symlink_to("d/mine.txt")
+    (out / "empty").mkdir()
+    replace(out, "cmd", [("a", b"new")])
+    assert (out / "a").read_bytes() == b"new" and not (out / "d" / "b").exists()
+    assert (out / "d" / "mine.txt").read_text() == "mine"
+    assert os.readlink(out / "link") == "d/mine.txt" and (out / "empty").is_dir()
+    os.mkfifo(out / "fifo")
+    before = _tree(out)
+    with pytest.raises(NotOwned, match="FIFO"):
+        replace(out, "cmd", [("a", b"newer")])
+    assert _tree(out) == before and (out / "fifo").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 # -- 5. two import ids that write one file ---------------------------------------------------
 
 
