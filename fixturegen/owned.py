@@ -7,6 +7,16 @@ command writes (a ``findings.md`` of the user's) has no marker and is refused, w
 is written whole (a temporary file beside it, then a rename) and only as a regular file: a link,
 FIFO, device or folder where a file should go is refused, never written through or replaced.
 An output folder that is a mount point is written inside; the folder itself is never renamed.
+
+A corpus (``generate``, ``import``) is replaced whole (:func:`replace`, :func:`install`): the new
+folder is built beside the old one (``.OUT.tmp-PID-*``), then, with SIGINT, SIGTERM and SIGHUP
+held, the old folder is renamed away (``.OUT.old-PID``), the new one renamed in and the old one
+removed. A reader sees the old corpus, no folder for an instant, or the new corpus, never
+certificates of one run under the manifest of another; a signal that arrives during the swap
+takes effect once it is done. A run killed outright (SIGKILL) leaves the old folder beside;
+the next run puts it back (:func:`recover`). Files of the user's inside the old folder (ones its
+marker does not list) are linked into the new one before the swap. Only a mount point, which
+cannot be renamed, is written inside file by file (with the signals held too).
 """
 
 from __future__ import annotations
@@ -14,8 +24,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shutil
+import signal
 import stat
-from collections.abc import Callable, Iterable, Mapping
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from fixturegen.verify.inputs import printable
@@ -230,3 +244,159 @@ def write_file(folder: Path, rel: str, data: bytes, mode: int = 0o644) -> Path:
             staged.unlink()
         raise
     return target
+
+
+# -- replacing a folder whole ------------------------------------------------------------------
+
+#: Called with "staged" (the new folder complete, nothing swapped yet) and "swapping" (the old
+#: folder renamed away, the new one not yet in, signals held): tests pause a run there to
+#: deliver a signal at a known point. None in a real run.
+pause: Callable[[str], None] | None = None
+
+_STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                  if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held (pending) inside: they take effect after it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(folder: Path, where: Path | None = None) -> list[Path]:
+    """Undo what a killed run left beside ``folder`` (or in ``where``, inside a mount point);
+    the paths it removed. A run stages into ``.NAME.tmp-PID-*`` and keeps the old folder as
+    ``.NAME.old-PID`` during the swap: only those of processes that no longer run are touched;
+    when ``folder`` itself is missing and an old one survived, it is put back."""
+    removed: list[Path] = []
+    pattern = re.compile(rf"\.{re.escape(folder.name)}\.(tmp|old)-(\d+)(-.*)?")
+    try:
+        siblings = sorted((where or folder.parent).iterdir())
+    except OSError:
+        return removed
+    for path in siblings:
+        m = pattern.fullmatch(path.name)
+        if not m or _alive(int(m.group(2))) or not path.is_dir() or path.is_symlink():
+            continue
+        if m.group(1) == "old" and not os.path.lexists(folder):
+            os.replace(path, folder)
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _foreign(folder: Path, mine: set[str]) -> list[str]:
+    """What ``folder`` holds that is not the command's: files, links and empty folders its
+    marker does not list (relative paths, in order)."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        here = Path(root)
+        links = [d for d in dirs if (here / d).is_symlink()]
+        dirs[:] = sorted(d for d in dirs if d not in links)
+        for name in sorted(files + links):
+            rel = str((here / name).relative_to(folder))
+            if rel not in mine and rel != MARKER:
+                found.append(rel)
+        if not dirs and not files and here != folder:
+            found.append(str(here.relative_to(folder)) + "/")
+    return found
+
+
+def _carry(old: Path, new: Path, rel: str) -> None:
+    """Put ``old/rel`` (a user's file, link or empty folder) at ``new/rel``: a file is hard
+    linked (copied where it cannot be), so the old folder keeps it until the swap."""
+    source, target = old / rel.rstrip("/"), new / rel.rstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    info = source.lstat()
+    if rel.endswith("/"):
+        target.mkdir(exist_ok=True)
+    elif stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISREG(info.st_mode):
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copy2(source, target)
+    else:
+        raise NotOwned(f"{_shown(source)} is not a regular file, link or folder (a FIFO, "
+                       "socket or device) of the user's: it cannot be kept across a "
+                       "replacement; nothing was written")
+
+
+def install(folder: Path, command: str, staged: Path, *, adopt: Adopt | None = None) -> Path:
+    """Make ``staged`` (a complete new output, made beside ``folder`` on the same file system)
+    ``command``'s output at ``folder``, whole: checked as :func:`publish` checks, the user's
+    files carried over, then swapped in with the stopping signals held. A mount point is
+    written inside instead (it cannot be renamed). ``staged`` is gone or left for the caller to
+    remove. Raises NotOwned (and OSError from the disk)."""
+    path = check(folder, command, adopt=adopt)
+    wanted = sorted(str(p.relative_to(staged)) for p in staged.rglob("*")
+                    if p.is_file() and not p.is_symlink())
+    if os.path.ismount(path):
+        files = [(rel, (staged / rel).read_bytes()) for rel in wanted]
+        with signals_held():
+            return publish(path, command, files, adopt=adopt)
+    existing = path.exists()
+    mine = set(owned_files(path, command)) if existing else set()
+    if existing and _marker(path) is None and adopt is not None:
+        mine = set(adopt(path) or [])
+    for rel in wanted:
+        why = _refused(path, rel, mine)
+        if why is not None:
+            raise NotOwned(why + "; nothing was written")
+    for rel in _foreign(path, mine) if existing else []:
+        _carry(path, staged, rel)
+    mark(staged, command, wanted)
+    os.chmod(staged, stat.S_IMODE(path.stat().st_mode) if existing else 0o755)
+    if pause is not None:
+        pause("staged")
+    old = path.parent / f".{path.name}.old-{os.getpid()}"
+    with signals_held():
+        if not existing:
+            os.replace(staged, path)
+            return path
+        os.replace(path, old)
+        try:
+            if pause is not None:
+                pause("swapping")
+            os.replace(staged, path)
+        except BaseException:
+            os.replace(old, path)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def replace(folder: Path, command: str, files: Iterable[tuple[str, bytes]], *,
+            adopt: Adopt | None = None) -> Path:
+    """Write ``files`` as ``command``'s whole output at ``folder``: staged beside it, then
+    installed (:func:`install`). Raises NotOwned (and OSError from the disk)."""
+    path = check(folder, command, adopt=adopt)
+    parent = path if os.path.ismount(path) else path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    recover(path, parent)
+    staged = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{os.getpid()}-", dir=parent))
+    try:
+        for rel, data in sorted(dict(files).items()):
+            write_file(staged, rel, data)
+        return install(path, command, staged, adopt=adopt)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)

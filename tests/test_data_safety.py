@@ -204,9 +204,9 @@ def test_jobs_are_capped_by_the_work(tmp_path: Path) -> None:
 
 def test_a_failed_write_keeps_the_reports_and_the_next_run_recovers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A disk that fills while the corpus is installed: an error, no temporary file left, the
-    harness reports untouched, and the next run installs the whole corpus (the marker listed
-    every file before the first was written)."""
+    """A disk that fails while the corpus is swapped in (the rename of the new folder into
+    place): an error, the old corpus put back whole with the harness reports, no temporary
+    folder left, and the next run installs the whole corpus."""
     from fixturegen import owned
     from fixturegen.output import writer
 
@@ -214,6 +214,7 @@ def test_a_failed_write_keeps_the_reports_and_the_next_run_recovers(
     writer.generate(out, only="matrix.ed25519.ed25519.*", workers=1)
     (out / "conformance").mkdir()
     (out / "conformance" / "results.json").write_text("{}")
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     real = owned.os.replace
     calls: list[object] = []
 
@@ -227,14 +228,16 @@ def test_a_failed_write_keeps_the_reports_and_the_next_run_recovers(
     with pytest.raises(writer.OutputError, match="No space left"):
         writer.generate(out, only="matrix.ed25519.*", workers=1)
     monkeypatch.undo()
-    assert len(calls) == 3
-    assert (out / "conformance" / "results.json").read_text() == "{}"
+    # The staged marker, the old corpus renamed away, the new one (refused), the old one back.
+    assert len(calls) == 4 and calls[2] == out and calls[3] == out
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert not [p for p in out.rglob("*") if ".tmp-" in p.name]
     assert sorted(x.name for x in tmp_path.iterdir()) == ["out"]
     again = writer.generate(out, only="matrix.ed25519.*", workers=1)
     listed = json.loads((out / ".fixturegen-owner.json").read_text())["files"]
     assert {f.path for f in again.fixtures} <= set(listed)
     assert all((out / f).is_file() for f in listed)
+    assert (out / "conformance" / "results.json").read_text() == "{}"  # carried over
 
 
 # -- file modes, odd --out values ----------------------------------------------------------------

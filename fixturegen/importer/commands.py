@@ -1,8 +1,11 @@
 """``fixturegen import``: the command line of bringing your own certificates.
 
 Exit codes: 0 the corpus was written; 2 a usage error (a path that is not there, a file that
-holds no certificate, a key that is not the certificate's, a bad sidecar, an --out that is not
-this command's to write): one line, nothing written; 130 / 143 / 129 interrupted or terminated.
+is neither PEM nor DER or holds no certificate, a key that is not the certificate's, a bad
+sidecar, two fixtures that would write the same file, a file name that is not UTF-8, an --out
+that is not this command's to write or that is inside an input folder, or holds an input):
+one line, nothing written; 130 / 143 / 129 interrupted or terminated (the earlier corpus kept
+whole: the new one is swapped in at once).
 """
 
 from __future__ import annotations
@@ -37,15 +40,16 @@ def import_command(
 ) -> None:
     """Turn your own certificates into a corpus the harness runs in both modes."""
     from fixturegen.importer.corpus import COMMAND, corpus_files, import_sources
-    from fixturegen.importer.sources import ImportProblem, find_sources
-    from fixturegen.owned import NotOwned, publish
+    from fixturegen.importer.sources import ImportProblem, apart, find_sources
+    from fixturegen.owned import NotOwned, replace
     from fixturegen.owned import check as may_write
 
     moment = parse_time(at)
     try:
         may_write(out, COMMAND)  # refused before anything is read
+        apart(paths, out)
         result = import_sources(find_sources(paths), at=moment, reproducible=moment is not None)
-        publish(out, COMMAND, corpus_files(result))
+        replace(out, COMMAND, corpus_files(result))  # swapped in whole
     except (ImportProblem, NotOwned) as exc:
         fail(str(exc))
     except OSError as exc:

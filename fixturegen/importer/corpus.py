@@ -363,6 +363,23 @@ def build(source: Source, fixture_id: str, verifier: Verifier, at: datetime) -> 
     return Imported(fixture, tuple(files), overruled)
 
 
+def _names(fixture_id: str, chain: int) -> list[str]:
+    """The names a fixture takes: its id, its certificates' files (``ID.der``, ``ID.2.der``,
+    ... for a chain) and its key's."""
+    return [f"id:{fixture_id}", f"certs/{fixture_id}.der",
+            *(f"certs/{fixture_id}.{i}.der" for i in range(2, chain + 1)),
+            f"keys/{fixture_id}.pem"]
+
+
+def _clash(fixture_id: str, chain: int, taken: dict[str, str]) -> str | None:
+    """The first name ``fixture_id`` would take that another fixture took (compared case
+    folded: a case-insensitive file system makes ``X.der`` and ``x.der`` one file)."""
+    for name in _names(fixture_id, chain):
+        if name.casefold() in taken:
+            return name
+    return None
+
+
 @dataclass(frozen=True)
 class ImportResult:
     manifest: Manifest
@@ -378,7 +395,7 @@ def import_sources(sources: Sequence[Source], *, at: datetime | None = None,
     verifier = Verifier()
     seen: dict[bytes, str] = {}
     duplicates: list[str] = []
-    taken: set[str] = set()
+    taken: dict[str, str] = {}  # every file name written (case folded) -> its fixture's file
     out: list[Imported] = []
     for source in sources:
         digest = hashlib.sha256(b"".join(len(c).to_bytes(4, "big") + c
@@ -389,15 +406,20 @@ def import_sources(sources: Sequence[Source], *, at: datetime | None = None,
         seen[digest] = source.shown
         if source.sidecar.id is not None:
             fixture_id = source.sidecar.id
-            if fixture_id in taken:
-                raise ImportProblem(f"{source.shown}: its sidecar's id {fixture_id!r} is "
-                                    "already taken")
+            clash = _clash(fixture_id, len(source.chain), taken)
+            if clash is not None:
+                by = taken[clash.casefold()]
+                what = (f"is already taken (by {by})" if clash.startswith("id:")
+                        else f"would write {clash}, as {by} does")
+                raise ImportProblem(f"{source.shown}: its sidecar's id {fixture_id!r} {what}: "
+                                    "give it another id")
         else:
             base = ID_PREFIX + slug(Path(source.shown).with_suffix("").name)
             fixture_id, n = base, 2
-            while fixture_id in taken:
+            while _clash(fixture_id, len(source.chain), taken) is not None:
                 fixture_id, n = f"{base}-{n}", n + 1
-        taken.add(fixture_id)
+        for name in _names(fixture_id, len(source.chain)):
+            taken[name.casefold()] = source.shown
         out.append(build(source, fixture_id, verifier, moment))
     used = sorted({f for i in out for f in i.fixture.flags})
     manifest = Manifest(

@@ -1,7 +1,9 @@
 """Find the certificates to import, with their keys and sidecar files.
 
 A **certificate file** is DER (the whole file is the leaf) or PEM (its ``CERTIFICATE`` blocks
-are the presented chain, leaf first). Named on the command line, any file is read as one; in a
+are the presented chain, leaf first; text or a byte order mark before the first BEGIN line is
+passed over: ``fixturegen.verify.inputs.encoding_of``); a file that is neither is refused, and
+so is a file name that is not UTF-8. Named on the command line, any file is read as one; in a
 folder (walked recursively, links not followed, in sorted order) only ``*.der``, ``*.crt``,
 ``*.cer`` and ``*.pem`` files are, and a ``*.pem`` file without a ``CERTIFICATE`` block (a key)
 is passed over.
@@ -40,7 +42,14 @@ from cryptography.hazmat.primitives import serialization
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.verify.der import MAX_CERTIFICATE_BYTES, MAX_CHAIN_CERTIFICATES
-from fixturegen.verify.inputs import InputError, pem_blocks, printable, read_bounded
+from fixturegen.verify.inputs import (
+    InputError,
+    encoding_of,
+    is_unicode,
+    pem_blocks,
+    printable,
+    read_bounded,
+)
 
 #: The largest file read (a PEM chain of the longest allowed length fits).
 MAX_FILE_BYTES = 4 * MAX_CHAIN_CERTIFICATES * MAX_CERTIFICATE_BYTES
@@ -49,7 +58,6 @@ MAX_KEY_BYTES = 64 * 1024
 MAX_CERTIFICATES = 5000
 MAX_DEPTH = 16
 CERTIFICATE_SUFFIXES = (".der", ".crt", ".cer", ".pem")
-_PEM = b"-----BEGIN "
 
 
 class ImportProblem(Exception):
@@ -65,8 +73,10 @@ class Sidecar(BaseModel):
                            description="The fixture id (else derived from the file name)")
     result: Literal["valid", "invalid", "acceptable"] | None = Field(
         default=None, description="The expected result (else the reference verifier's verdict)")
-    expect_peer_id: str | None = Field(default=None, pattern=r"^[1-9A-HJ-NP-Za-km-z]{1,128}$",
-                                       description="The PeerId the dialler expects")
+    expect_peer_id: str | None = Field(
+        default=None, pattern=r"^(?:[1-9A-HJ-NP-Za-km-z]{1,800}|b[a-z2-7]{1,1000})$",
+        description="The PeerId the dialler expects: base58btc (a multihash, up to an identity "
+        "multihash of the largest host key) or a CIDv1 in base32")
     description: str | None = Field(default=None, max_length=2000)
 
 
@@ -100,8 +110,15 @@ def _decode_b64(body: bytes, where: str) -> bytes:
 
 
 def _certificates(data: bytes, where: str) -> tuple[list[bytes], list[bytes]]:
-    """(certificates, private-key DERs) of a file: PEM blocks, or the whole file as DER."""
-    if not data.lstrip().startswith(_PEM):
+    """(certificates, private-key DERs) of a file: PEM blocks (wherever the first BEGIN line
+    is: text and a byte order mark before it are passed over), or the whole file as DER (it
+    opens with a SEQUENCE). A file that is neither is refused, not imported as a broken
+    certificate."""
+    encoding = encoding_of(data)
+    if encoding == "neither":
+        raise ImportProblem(f"{where}: neither PEM (no -----BEGIN line) nor DER (it does not "
+                            "open with a SEQUENCE)")
+    if encoding == "der":
         return [data], []
     try:
         blocks = pem_blocks(data)
@@ -146,7 +163,7 @@ def _key_from(path: Path) -> tuple[str, str] | None:
         return None
     where = _name(found)
     data = _read(found, MAX_KEY_BYTES)
-    if data.lstrip().startswith(_PEM):
+    if encoding_of(data) == "pem":
         certs, keys = _certificates(data, where)
         if not keys:
             if certs:  # NAME.pem is another certificate, not a key
@@ -216,12 +233,37 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield path
 
 
+def _unicode_name(path: Path) -> Path:
+    """``path``, refused when its name is not UTF-8 (it becomes the fixture's id and stands in
+    the manifest, which is UTF-8 JSON)."""
+    if not is_unicode(str(path)):
+        raise ImportProblem(f"{_name(path)}: the file name is not valid UTF-8 (it would name "
+                            "the fixture in a UTF-8 manifest): rename it")
+    return path
+
+
+def apart(paths: Sequence[Path], out: Path) -> None:
+    """Refuse an ``--out`` inside a folder being imported, or an input inside ``--out``: the
+    import would read its own earlier output (and rename, re-key and re-judge it)."""
+    where = Path(os.path.realpath(out))
+    for given in paths:
+        real = Path(os.path.realpath(given))
+        if given.is_dir() and where.is_relative_to(real):
+            raise ImportProblem(f"--out {_name(out)} is inside the input folder {_name(given)}: "
+                                "the import would read its own output; give an --out outside "
+                                "it")
+        if real.is_relative_to(where):
+            raise ImportProblem(f"the input {_name(given)} is inside --out {_name(out)}: the "
+                                "import would replace what it reads; give an --out apart")
+
+
 def find_sources(paths: Sequence[Path]) -> list[Source]:
     """Every certificate under ``paths`` (files as named, folders walked), in order."""
     found: list[tuple[Path, str, bool]] = []
     for given in paths:
+        _unicode_name(given)
         if given.is_dir():
-            found += [(p, str(p), True) for p in _walk(given)]
+            found += [(p, str(p), True) for p in map(_unicode_name, _walk(given))]
         elif given.exists() or given.is_symlink():
             found.append((given, str(given), False))
         else:

@@ -19,6 +19,12 @@ The campaign folder (``--out``, owned by ``fixturegen mutate``)::
     logs/              build, corpus and upstream-test output of the last mutants
     mutation.json, mutation.md   the report (schema: mutation.schema.json)
 
+The copies of --source (work/pristine) and of the pristine tree (work/tree) hold no link: one
+to a file or folder inside the tree is copied as what it names, one that leaves the tree (or
+dangles, or loops) is refused, and a mutant is never written through a link. Every file read
+back on a resume is checked: a mutant's ``file`` must stay inside the source tree, and a
+truncated ``mutants.jsonl`` or result is a one-line error (exit 3), not a traceback.
+
 A mutant is killed by the corpus when a case's verdict differs from the baseline's (a crash or
 a hang where the baseline answered counts too), or, every verdict the same, when a case's
 reason changed (the implementation's error text, mapped by the adapter's reviewed table). Every
@@ -35,12 +41,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
+
+from pydantic import ValidationError
 
 from fixturegen import __version__
 from fixturegen.builds.build import BuildError, Wanted, ensure
@@ -64,6 +73,7 @@ from fixturegen.mutation.model import (
 from fixturegen.mutation.setup import Ran, Setup, run_script
 from fixturegen.mutation.spans import SpanError, apply, original_text, restore
 from fixturegen.owned import claim, mark, write_file
+from fixturegen.verify.inputs import printable
 
 COMMAND = "mutate"
 #: A mutant's answer that took more than this share of the case limit (itself ten times the
@@ -219,6 +229,16 @@ class Campaign:
         self._write("campaign.json", json.dumps(identity, indent=1) + "\n")
         self.logs.mkdir(exist_ok=True)
 
+    def _no_links(self) -> None:
+        """The folders a resume writes into are this campaign's own, not links planted in its
+        folder (a ``work/tree`` that leads elsewhere would take the mutants there)."""
+        for path in (self.work, self.pristine, self.tree, self.logs, self.folder / "results",
+                     self.logs / "run"):
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                raise CampaignError(f"{printable(str(path))} is a link or not a folder: a "
+                                    "campaign folder holds its own work folders; refused "
+                                    "(start the campaign in a new folder)")
+
     def _source(self) -> None:
         """work/pristine: the source tree mutated (a copy of --source, or the release's)."""
         marker = self.work / "pristine.ok"
@@ -228,8 +248,8 @@ class Campaign:
             shutil.rmtree(self.pristine)
         self.work.mkdir(parents=True, exist_ok=True)
         if self.wanted.source is not None:
-            shutil.copytree(self.wanted.source, self.pristine, symlinks=True,
-                            ignore=shutil.ignore_patterns(*UNHASHED))
+            copy_confined(self.wanted.source, self.pristine,
+                          ignore=shutil.ignore_patterns(*UNHASHED))
         else:
             ran = self._script(["source", "--impl", self.adapter.name, "--version",
                                self.version, "--into", str(self.pristine)],
@@ -241,12 +261,12 @@ class Campaign:
 
     def _tree(self) -> None:
         """work/tree: a fresh copy of the pristine tree (or the one a switch campaign
-        instrumented, kept when it exists)."""
+        instrumented, kept when it exists), with no link in it (copy_confined)."""
         if self.activation == "switch" and (self.work / "tree.instrumented").is_file():
             return
         if self.tree.exists():
             shutil.rmtree(self.tree)
-        shutil.copytree(self.pristine, self.tree, symlinks=True)
+        copy_confined(self.pristine, self.tree)
 
     def _bugs(self) -> list[Mutant]:
         """The bug models, checked against the pristine tree (on every start: a file changed
@@ -284,8 +304,8 @@ class Campaign:
             lines = [line for line in (self.logs / "list.log").read_text().splitlines()
                      if line.startswith("{")]
             mutants = []
-            for line in lines:
-                m = Mutant.model_validate_json(line)
+            for m in confined(read_mutants(self.logs / "list.log", lines), self.pristine,
+                              self.logs / "list.log"):
                 if not m.original:
                     text = (self.pristine / m.file).read_text(encoding="utf-8")
                     try:
@@ -300,8 +320,7 @@ class Campaign:
             if len(set(ids)) != len(ids):
                 raise CampaignError("the listing names a mutant twice")
             self._write("mutants.jsonl", "".join(m.model_dump_json() + "\n" for m in mutants))
-        return [Mutant.model_validate_json(line)
-                for line in path.read_text().splitlines() if line.strip()]
+        return confined(read_mutants(path), self.pristine, path)
 
     # -- builds and runs -----------------------------------------------------------------------
     def _target(self, tree: Path, env: dict[str, str]) -> tuple[Target, float]:
@@ -403,6 +422,7 @@ class Campaign:
     # -- the campaign ---------------------------------------------------------------------------
     def run(self) -> MutationFile:
         self._start()
+        self._no_links()
         self._source()
         all_mutants = self._mutants()
         chosen = shard_of(all_mutants, self.settings.shard)
@@ -528,8 +548,7 @@ class Campaign:
     def _report(self, chosen: list[Mutant], upstream_text: str) -> MutationFile:
         from fixturegen.mutation.report import html, markdown, review
 
-        results = [MutantResult.model_validate_json((self.folder / f"results/{_slug(m.id)}.json")
-                                                    .read_text()) for m in chosen]
+        results = [read_result(self.folder / f"results/{_slug(m.id)}.json", m) for m in chosen]
         report = build_file(self.adapter.name, self.version, self.setup, results,
                             f"{self.settings.shard[0]}/{self.settings.shard[1]}"
                             if self.settings.shard != (0, 1) else None,
@@ -542,6 +561,113 @@ class Campaign:
         self._write("mutation.html", html(report))
         self._save_marker()
         return report
+
+
+# -- what a campaign folder holds is read back as untrusted --------------------------------------
+
+MAX_CAMPAIGN_FILE = 64 * 1024 * 1024
+
+
+def read_mutants(path: Path, lines: Sequence[str] | None = None) -> list[Mutant]:
+    """The mutants of ``mutants.jsonl`` (or of a listing's ``lines``): a line that does not
+    parse (a truncated file) is a CampaignError naming the file and line, not a traceback."""
+    if lines is None:
+        try:
+            if path.stat().st_size > MAX_CAMPAIGN_FILE:
+                raise CampaignError(f"{printable(str(path))}: larger than {MAX_CAMPAIGN_FILE} "
+                                    "bytes")
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CampaignError(f"cannot read {printable(str(path))}: {exc}") from None
+    mutants = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            mutants.append(Mutant.model_validate_json(line))
+        except ValidationError as exc:
+            raise CampaignError(f"{printable(str(path))}: line {number} is not a mutant "
+                                f"({_first_error(exc)}): a truncated or edited file; start "
+                                "the campaign in a new folder") from None
+    return mutants
+
+
+def confined(mutants: list[Mutant], tree: Path, where: Path) -> list[Mutant]:
+    """``mutants``, each ``file`` checked to name a file inside ``tree`` (relative, no ``..``,
+    no link leaving it): a campaign folder's ``mutants.jsonl`` is read back on a resume, and a
+    path out of the tree would have a mutant rewrite (and never restore) a file elsewhere."""
+    root = Path(os.path.realpath(tree))
+    for m in mutants:
+        rel = Path(m.file)
+        if (not m.file or "\x00" in m.file or rel.is_absolute() or ".." in rel.parts
+                or not Path(os.path.realpath(root / rel)).is_relative_to(root)
+                or Path(os.path.realpath(root / rel)) == root):
+            raise CampaignError(f"{printable(str(where))}: mutant {printable(m.id)!r} names the "
+                                f"file {printable(m.file)!r}, which is not inside the source "
+                                "tree: refused (nothing was written)")
+    return mutants
+
+
+def read_result(path: Path, mutant: Mutant) -> MutantResult:
+    """One finished mutant's ``results/N.json``, checked to be that mutant's."""
+    try:
+        if path.stat().st_size > MAX_CAMPAIGN_FILE:
+            raise CampaignError(f"{printable(str(path))}: larger than {MAX_CAMPAIGN_FILE} bytes")
+        result = MutantResult.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise CampaignError(f"cannot read {printable(str(path))}: {exc.strerror or exc}"
+                            ) from None
+    except ValidationError as exc:
+        raise CampaignError(f"{printable(str(path))}: not a mutant's result "
+                            f"({_first_error(exc)}): delete it to run the mutant again"
+                            ) from None
+    if result.mutant != mutant:
+        raise CampaignError(f"{printable(str(path))}: the result of another mutant than "
+                            f"{printable(mutant.id)!r}: delete it to run the mutant again")
+    return result
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "the line"
+    return " ".join(f"{where}: {first['msg']}".split())[:200]
+
+
+def copy_confined(source: Path, into: Path,
+                  ignore: Callable[[str, list[str]], set[str]] | None = None) -> None:
+    """Copy the tree ``source`` to ``into`` (new) with no link in the copy: a link to a file or
+    folder inside ``source`` is copied as that file or folder, a link that leaves ``source``
+    (or dangles, or loops) is refused with a CampaignError, and no copy is left. A mutant is
+    written into the copy; a link there could carry the write to a file outside it."""
+    root = Path(os.path.realpath(source))
+
+    def copy(real: Path, target: Path, shown: Path, stack: frozenset[Path]) -> None:
+        target.mkdir()
+        names = sorted(os.listdir(real))
+        skipped = ignore(str(real), names) if ignore is not None else set()
+        for name in names:
+            if name in skipped:
+                continue
+            entry, here = real / name, shown / name
+            resolved = Path(os.path.realpath(entry))
+            if entry.is_symlink() and (not resolved.is_relative_to(root)
+                                       or not os.path.exists(resolved)):
+                raise CampaignError(f"{printable(str(here))} is a link that leaves the source "
+                                    f"tree {printable(str(source))} (or names nothing): a "
+                                    "mutant could be written through it; refused")
+            if resolved.is_dir():
+                if resolved in stack:
+                    raise CampaignError(f"{printable(str(here))} is a link that loops: refused")
+                copy(resolved, target / name, here, stack | {resolved})
+            elif resolved.is_file():
+                shutil.copy2(resolved, target / name)
+            # a FIFO, socket or device is not source: left out
+
+    try:
+        copy(root, into, source, frozenset({root}))
+    except BaseException:
+        shutil.rmtree(into, ignore_errors=True)  # no half copy left
+        raise
 
 
 def build_file(name: str, version: str, setup: Setup, results: list[MutantResult],

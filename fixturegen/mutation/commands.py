@@ -5,15 +5,17 @@ file applied).
 
 Exit codes: 0 the campaign ran (survivors are findings, in the report); 2 usage (a bad option,
 a folder that holds something else, an implementation without a mutation setup, with
-``--bugs`` a bug model file that is missing or broken); 3 the campaign cannot run (no source,
-no mutant listed, a bug model whose edits do not fit the source, an unmutated build that
-fails, a fixture peer missing). Interrupted: 130 / 143 / 129, the scratch tree put back, the
+``--bugs`` a bug model file that is missing or broken; for ``merge``, reports that are not the
+shards of one campaign: a bad ``shard``, different corpora or versions, a shard missing or
+twice, a mutant in two reports); 3 the campaign cannot run (no source, no mutant listed, a bug
+model whose edits do not fit the source, an unmutated build that fails, a fixture peer missing,
+a --source link that leaves the tree, a campaign folder whose files are truncated or name a
+file outside the source tree). Interrupted: 130 / 143 / 129, the scratch tree put back, the
 finished mutants kept (run the same command again to resume).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -36,12 +38,14 @@ from fixturegen.harness.reasons import ReasonTableError
 from fixturegen.mutation.bugs import BugsError, bugs_path, check, read
 from fixturegen.mutation.campaign import Campaign, CampaignError, Settings
 from fixturegen.mutation.report import (
+    MAX_SHARDS,
     MergeError,
     dumps,
     html,
     load,
     markdown,
     merge,
+    parse_shard,
     review,
 )
 from fixturegen.mutation.setup import SetupError, load_setup
@@ -52,10 +56,11 @@ mutate_app = typer.Typer(help="Mutation adequacy: plant bugs in an implementatio
 
 
 def _shard(text: str) -> tuple[int, int]:
-    found = re.fullmatch(r"(\d{1,6})/(\d{1,6})", text)
-    if found is None or not 0 <= int(found[1]) < int(found[2]):
-        fail(f"--shard {text!r}: give K/N with 0 <= K < N (the cargo-mutants convention)")
-    return int(found[1]), int(found[2])
+    parsed = parse_shard(text)
+    if parsed is None:
+        fail(f"--shard {text!r}: give K/N with 0 <= K < N <= {MAX_SHARDS} (the cargo-mutants "
+             "convention)")
+    return parsed
 
 
 @mutate_app.callback(invoke_without_command=True)

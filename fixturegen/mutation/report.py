@@ -6,6 +6,7 @@ campaign also gets a table of every bug with its description and its killing cas
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from statistics import median
@@ -156,32 +157,68 @@ def load(path: Path) -> MutationFile:
                          ) from None
 
 
+#: The most shards a campaign is split into (a report's ``shard`` is untrusted input).
+MAX_SHARDS = 999_999
+_SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})")
+
+
+def parse_shard(text: str) -> tuple[int, int] | None:
+    """``K/N`` as (K, N) when 0 <= K < N <= :data:`MAX_SHARDS`, else None (the one check of
+    ``--shard`` and of a report's ``shard``)."""
+    found = _SHARD.fullmatch(text)
+    if found is None:
+        return None
+    k, n = int(found[1]), int(found[2])
+    return (k, n) if 0 <= k < n <= MAX_SHARDS else None
+
+
 def merge(parts: list[MutationFile]) -> MutationFile:
-    """One report from shard reports of the same campaign (a mutant in two shards: its later
-    result is kept)."""
+    """One report from the shard reports of one campaign: same implementation, version, tool,
+    corpus, seed, mode and generator, every shard once (``K/N``, one N), no mutant in two
+    reports. Anything else is a MergeError (one line)."""
     if not parts:
         raise MergeError("nothing to merge")
     first = parts[0]
     for other in parts[1:]:
-        for field in ("implementation", "kind", "version", "tool", "seed", "mode",
+        for field in ("implementation", "kind", "version", "tool", "corpus", "seed", "mode",
                       "generator"):
             if getattr(other, field) != getattr(first, field):
-                raise MergeError(f"the shards differ in {field}: {getattr(first, field)!r} and "
-                                 f"{getattr(other, field)!r}")
-    shards = {p.shard for p in parts}
-    if None in shards and len(parts) > 1:
-        raise MergeError("a whole campaign (no shard) cannot be merged with others")
-    counts_of = {int(sh.split("/")[1]) for sh in shards if sh is not None}
+                raise MergeError(printable(
+                    f"the shards differ in {field}: {getattr(first, field)!r} and "
+                    f"{getattr(other, field)!r}: they are not shards of one campaign"))
+    shards: list[tuple[int, int]] = []
+    for part in parts:
+        if part.shard is None:
+            if len(parts) > 1:
+                raise MergeError("a whole campaign (no shard) cannot be merged with others")
+            continue
+        parsed = parse_shard(part.shard)
+        if parsed is None:
+            raise MergeError(printable(f"shard {part.shard[:40]!r} is not K/N with 0 <= K < N "
+                                       f"<= {MAX_SHARDS}"))
+        shards.append(parsed)
+    counts_of = {n for _, n in shards}
     if len(counts_of) > 1:
-        split = sorted(str(sh) for sh in shards)
-        raise MergeError(f"the shards split the campaign differently: {split!r}")
+        split = sorted(f"{k}/{n}" for k, n in shards)
+        raise MergeError(f"the shards split the campaign differently: {split[:6]!r}")
     if counts_of:
         (total,) = counts_of
-        have = {int(sh.split("/")[0]) for sh in shards if sh is not None}
-        missing = [f"{k}/{total}" for k in range(total) if k not in have]
-        if missing:
-            raise MergeError(f"shard {missing[0]} is missing ({len(missing)} of {total} "
-                             "missing): merge every shard of the campaign")
+        have = [k for k, _ in shards]
+        twice = sorted({k for k in have if have.count(k) > 1})
+        if twice:
+            raise MergeError(f"shard {twice[0]}/{total} is given twice")
+        if len(have) < total:  # the first missing one is among the first len(have) + 1
+            missing = min(set(range(len(have) + 1)) - set(have))
+            raise MergeError(f"shard {missing}/{total} is missing ({total - len(have)} of "
+                             f"{total} missing): merge every shard of the campaign")
+    owner: dict[str, int] = {}
+    for index, part in enumerate(parts):
+        for r in part.mutants:
+            if owner.setdefault(r.mutant.id, index) != index:
+                raise MergeError(printable(
+                    f"mutant {r.mutant.id[:120]!r} is in two shards "
+                    f"({parts[owner[r.mutant.id]].shard} and {part.shard}): not one "
+                    "campaign's shards"))
     results: dict[str, MutantResult] = {}
     for part in parts:
         for r in part.mutants:

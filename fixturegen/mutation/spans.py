@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fixturegen.mutation.bugs import applied
 from fixturegen.mutation.model import Mutant
+from fixturegen.owned import write_file
 
 
 class SpanError(Exception):
@@ -45,11 +46,11 @@ def original_text(text: str, mutant: Mutant) -> str:
 
 def apply(tree: Path, pristine: Path, mutant: Mutant) -> None:
     """Write ``mutant`` into ``tree``'s copy of its file (each of its files, for a bug model),
-    from ``pristine``'s. Every edit is made in memory first: nothing is written when one does
-    not apply."""
+    from ``pristine``'s, never through a link. Every edit is made in memory first: nothing is
+    written when one does not apply."""
     if not mutant.edits:
         source = (pristine / mutant.file).read_text(encoding="utf-8")
-        (tree / mutant.file).write_text(spliced(source, mutant), encoding="utf-8")
+        _write(tree, mutant.file, spliced(source, mutant).encode("utf-8"), pristine)
         return
     texts: dict[str, str] = {}
     for edit in mutant.edits:
@@ -60,7 +61,7 @@ def apply(tree: Path, pristine: Path, mutant: Mutant) -> None:
         except ValueError as exc:
             raise SpanError(str(exc)) from None
     for rel, text in texts.items():
-        (tree / rel).write_text(text, encoding="utf-8")
+        _write(tree, rel, text.encode("utf-8"), pristine)
 
 
 def restore(tree: Path, pristine: Path, files: set[str]) -> None:
@@ -68,5 +69,11 @@ def restore(tree: Path, pristine: Path, files: set[str]) -> None:
     for rel in files:
         target = tree / rel
         data = (pristine / rel).read_bytes()
-        if not target.exists() or target.read_bytes() != data:
-            target.write_bytes(data)
+        if target.is_symlink() or not target.exists() or target.read_bytes() != data:
+            _write(tree, rel, data, pristine)
+
+
+def _write(tree: Path, rel: str, data: bytes, pristine: Path) -> None:
+    """``tree/rel`` written whole as a regular file with the pristine file's mode, never
+    through a link (a link there, or on the way, is refused: fixturegen.owned.write_file)."""
+    write_file(tree, rel, data, (pristine / rel).stat().st_mode & 0o777)

@@ -1,13 +1,13 @@
 """Write a corpus: build every case, write into a temporary folder beside ``out``, check it
-with the reference verifier, and only then replace ``out``. A failed or interrupted run leaves
-the previous corpus as it was."""
+with the reference verifier, and only then replace ``out`` whole (renamed in, with the
+stopping signals held: fixturegen/owned.py). A failed or interrupted run leaves the previous
+corpus as it was; a reader never sees certificates of one run under another's manifest."""
 
 from __future__ import annotations
 
 import fnmatch
 import functools
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -32,7 +32,7 @@ from fixturegen.model.transcripts import (
     transcripts_schema,
 )
 from fixturegen.output.render import render_readme
-from fixturegen.owned import NotOwned, publish
+from fixturegen.owned import NotOwned, install, recover
 from fixturegen.owned import check as may_write
 from fixturegen.workers import CAN_FORK, WorkerDied, Workers
 
@@ -164,48 +164,15 @@ def write_tree(root: Path, rendered: list[Rendered], manifest: Manifest,
         (root / "transcripts.schema.json").write_text(dumps(transcripts_schema()))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale(out: Path, where: Path | None = None) -> list[Path]:
     """Remove what an earlier, killed run left beside ``out`` (or in ``where``, inside a
-    mount point); the paths it removed.
-
-    A run stages into ``.OUT.tmp-PID-*`` (an earlier version kept the old corpus as
-    ``.OUT.old-PID`` while replacing). Only folders of processes that no longer run are touched.
-    If ``out`` itself is missing and an old corpus survived, it is put back.
-    """
-    removed: list[Path] = []
-    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old)-(\d+)(-.*)?")
-    try:
-        siblings = sorted((where or out.parent).iterdir())
-    except OSError:
-        return removed
-    for path in siblings:
-        m = pattern.fullmatch(path.name)
-        if not m or _alive(int(m.group(2))) or not path.is_dir() or path.is_symlink():
-            continue
-        if m.group(1) == "old" and not out.exists():
-            os.replace(path, out)
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
-    return removed
+    mount point); the paths it removed: :func:`fixturegen.owned.recover` (a staged
+    ``.OUT.tmp-PID-*`` goes; an old corpus ``.OUT.old-PID`` is put back if ``out`` is
+    missing)."""
+    return recover(out, where)
 
 
 COMMAND = "generate"
-
-
-def _staged_files(staged: Path) -> list[tuple[str, bytes]]:
-    return [(str(p.relative_to(staged)), p.read_bytes())
-            for p in sorted(staged.rglob("*")) if p.is_file() and not p.is_symlink()]
 
 
 Check = Callable[[Path, Manifest], str | None]
@@ -260,7 +227,7 @@ def generate(
             report = check(staged, manifest)
             if report:
                 raise CheckFailed("the reference verifier disagrees with the manifest", report)
-        publish(out, COMMAND, _staged_files(staged))
+        install(out, COMMAND, staged)  # swapped in whole (fixturegen/owned.py)
     except NotOwned as exc:
         raise OutputError(str(exc)) from None
     except OSError as exc:

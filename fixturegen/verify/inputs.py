@@ -14,6 +14,7 @@ import re
 import stat
 import sys
 from pathlib import Path
+from typing import Literal
 
 from fixturegen.verify.der import MAX_CERTIFICATE_BYTES, MAX_CHAIN_CERTIFICATES
 
@@ -22,6 +23,7 @@ MAX_INPUT_BYTES = 2 * MAX_CHAIN_CERTIFICATES * MAX_CERTIFICATE_BYTES
 _LABEL = re.compile(rb"[A-Z0-9 ]{1,64}")
 _BEGIN = b"-----BEGIN "
 _DASHES = b"-----"
+_BOM = b"\xef\xbb\xbf"
 
 
 class InputError(Exception):
@@ -137,13 +139,40 @@ def pem_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
         pos = end + len(marker)
 
 
+def encoding_of(data: bytes) -> Literal["pem", "der", "neither"]:
+    """How a certificate or key file is encoded. PEM when a BEGIN line opens it (after a UTF-8
+    byte order mark and white space), or when one follows text (what ``openssl x509 -text``
+    and PKCS#12 tools' bag attributes put before it); DER when it opens with a SEQUENCE tag
+    (and, if the BEGIN text occurs in it, the SEQUENCE spans the file: the text is inside a
+    field); else neither. One linear search of the (bounded) file."""
+    if data.removeprefix(_BOM).lstrip().startswith(_BEGIN):
+        return "pem"
+    has_begin = _BEGIN in data
+    if data[:1] == b"\x30" and (not has_begin or _spans(data)):
+        return "der"
+    return "pem" if has_begin else "neither"
+
+
+def _spans(data: bytes) -> bool:
+    """The DER element at the start of ``data`` ends exactly where ``data`` ends."""
+    if len(data) < 2:
+        return False
+    first = data[1]
+    if first < 0x80:
+        return 2 + first == len(data)
+    count = first & 0x7F
+    if not 1 <= count <= 4 or len(data) < 2 + count:
+        return False
+    return 2 + count + int.from_bytes(data[2:2 + count], "big") == len(data)
+
+
 def read_certificates(path: Path, root: Path | None = None) -> list[bytes]:
     """The presented certificates in ``path``: PEM blocks (a chain), or the whole file as DER.
 
     With ``root``, ``path`` is a name taken from a manifest and is confined to ``root``."""
     data = read_confined(root, str(path)) if root is not None else read_bounded(path)
     name = printable(str(path))
-    if data.lstrip().startswith(_BEGIN):
+    if encoding_of(data) == "pem":
         certificates = []
         try:
             found = pem_blocks(data)

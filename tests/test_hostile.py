@@ -1,0 +1,529 @@
+"""Hostile inputs, third round (issue 41): each test is named for the attack it makes.
+
+A campaign folder read back on a resume, a --source tree with links, an import --out inside its
+own input, an interrupt during the swap of a corpus, two import ids that write one file, PEM
+with text before it, forged shard reports, a file name that is not UTF-8. Each attack gets one
+line on stderr and a documented exit code (or is handled), never a traceback, never a file
+written outside what the command owns, never a corpus of two runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixturegen.builds.build import Wanted
+from fixturegen.builds.cache import cache_root
+from fixturegen.harness.session import read_corpus
+from fixturegen.mutation.campaign import Campaign, CampaignError, Settings, copy_confined
+from fixturegen.mutation.model import Mutant, MutantResult, MutationFile, count
+from fixturegen.mutation.report import MergeError, dumps, merge
+from fixturegen.mutation.setup import load_setup
+from fixturegen.mutation.spans import apply
+from fixturegen.owned import NotOwned, recover
+from tests.signals import default_signals
+from tests.test_mutation import ADAPTER, FILE, TESTS
+
+ROOT = Path(__file__).resolve().parents[1]
+ONLY = "matrix.ed25519.*"
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fixturegen", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def _one_line(run: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    assert run.returncode == code, run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, \
+        run.stderr
+    return run.stderr
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small corpus (the Ed25519 matrix), generated once."""
+    from fixturegen.output.writer import generate
+
+    out = tmp_path_factory.mktemp("small") / "out"
+    generate(out, only=ONLY, workers=1)
+    return out
+
+
+def _valid(corpus: Path, n: int) -> list[bytes]:
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    paths = [f["path"] for f in manifest["fixtures"] if f["expected"]["result"] == "valid"]
+    return [(corpus / p).read_bytes() for p in paths[:n]]
+
+
+def _pem(der: bytes) -> bytes:
+    body = base64.encodebytes(der).decode().replace("\n", "")
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    return ("-----BEGIN CERTIFICATE-----\n" + "\n".join(lines)
+            + "\n-----END CERTIFICATE-----\n").encode()
+
+
+# -- 1. a campaign folder read back on a resume ----------------------------------------------
+
+
+@pytest.fixture()
+def adapters(tmp_path: Path) -> Path:
+    folder = tmp_path / "adapters"
+    shutil.copytree(TESTS / "adapters" / "mutable", folder / "mutable")
+    (folder / "build").write_text("#!/bin/sh\n")
+    return folder
+
+
+def _campaign(adapters: Path, corpus: Path, out: Path, tmp_path: Path, *,
+              source: Path | None = None, only: tuple[str, ...] = (),
+              limit: int | None = None) -> Campaign:
+    setup = load_setup(adapters, "mutable", "test-mutable")
+    loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
+    settings = Settings("api", (0, 1), False, 10.0, 30.0, 120.0, 60.0, limit, only)
+    wanted = Wanted(source=source) if source is not None else Wanted(version="1.0.0")
+    return Campaign(ADAPTER, setup, wanted, loaded, out, base=adapters,
+                    cache=cache_root(tmp_path / "cache"), peer_argv=[], settings=settings,
+                    say=lambda _: None)
+
+
+def _listed(adapters: Path, corpus: Path, out: Path, tmp_path: Path) -> Path:
+    """A campaign folder with its mutants listed and nothing run (a --mutant it does not
+    list stops it right after the listing): its mutants.jsonl."""
+    with pytest.raises(CampaignError, match="no mutant 'nonesuch'"):
+        _campaign(adapters, corpus, out, tmp_path, only=("nonesuch",)).run()
+    listing = out / "mutants.jsonl"
+    assert listing.is_file()
+    return listing
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot"])
+def test_a_resumed_campaign_whose_mutant_names_a_file_outside_the_tree_is_refused(
+        small: Path, adapters: Path, tmp_path: Path, where: str) -> None:
+    out = tmp_path / "m"
+    listing = _listed(adapters, small, out, tmp_path)
+    victim = tmp_path / "victim.py"
+    shutil.copy(adapters / "mutable" / "impl" / FILE, victim)
+    before = victim.read_bytes()
+    forged = os.path.relpath(victim, out / "work" / "pristine") if where == "dotdot" \
+        else str(victim)
+    assert (where == "dotdot") == forged.startswith("..")
+    lines = listing.read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({**first, "file": forged})
+    listing.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CampaignError, match="not inside the source tree"):
+        _campaign(adapters, small, out, tmp_path).run()
+    assert victim.read_bytes() == before
+    assert not (out / "results").exists()  # refused before anything ran
+
+
+@pytest.mark.parametrize("planted", ["work/tree", "work/pristine", "results"])
+def test_a_resumed_campaign_with_a_link_planted_in_its_folder_is_refused(
+        small: Path, adapters: Path, tmp_path: Path, planted: str) -> None:
+    out = tmp_path / "m"
+    _listed(adapters, small, out, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(adapters / "mutable" / "impl", elsewhere)
+    before = _tree(elsewhere)
+    if (out / planted).exists():
+        shutil.rmtree(out / planted)
+    (out / planted).symlink_to(elsewhere)
+    with pytest.raises(CampaignError, match="is a link or not a folder"):
+        _campaign(adapters, small, out, tmp_path).run()
+    assert _tree(elsewhere) == before
+
+
+def test_a_truncated_mutants_file_is_one_line_not_a_traceback(
+        small: Path, adapters: Path, tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    listing = _listed(adapters, small, out, tmp_path)
+    text = listing.read_text()
+    listing.write_text(text[: len(text) // 2])  # cut inside a line
+    with pytest.raises(CampaignError, match=r"mutants.jsonl: line \d+ is not a mutant") as e:
+        _campaign(adapters, small, out, tmp_path).run()
+    assert "\n" not in str(e.value)
+
+
+def test_a_truncated_or_foreign_result_on_resume_is_one_line_not_a_traceback(
+        small: Path, adapters: Path, tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    first = _campaign(adapters, small, out, tmp_path, limit=2).run()
+    assert len(first.mutants) == 2
+    one, two = sorted((out / "results").glob("*.json"))
+    good = one.read_bytes()
+    one.write_bytes(good[: len(good) // 2])
+    with pytest.raises(CampaignError, match="not a mutant's result") as e:
+        _campaign(adapters, small, out, tmp_path, limit=2).run()
+    assert "\n" not in str(e.value)
+    one.write_bytes(two.read_bytes())  # another mutant's (whole) result under this name
+    with pytest.raises(CampaignError, match="the result of another mutant"):
+        _campaign(adapters, small, out, tmp_path, limit=2).run()
+
+
+# -- 2. a --source tree with links -----------------------------------------------------------
+
+
+def _source(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(TESTS / "adapters" / "mutable" / "impl", src)
+    return src
+
+
+def test_a_source_link_leaving_the_tree_is_refused_and_its_target_untouched(
+        small: Path, adapters: Path, tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    victim = tmp_path / "victim.py"
+    (src / FILE).rename(victim)
+    (src / FILE).symlink_to(victim)
+    before = victim.read_bytes()
+    with pytest.raises(CampaignError, match="a link that leaves the source tree"):
+        _campaign(adapters, small, tmp_path / "m", tmp_path, source=src).run()
+    assert victim.read_bytes() == before
+    assert not (tmp_path / "m" / "work" / "tree").exists()
+
+
+def test_a_source_link_inside_the_tree_is_copied_as_a_file(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    real = src / "testimpl" / "real_verify.py"
+    (src / FILE).rename(real)
+    (src / FILE).symlink_to("real_verify.py")
+    (src / "lib").symlink_to("testimpl")  # a folder link inside: a copy of the folder
+    (src / "testimpl" / "loop").symlink_to("..")  # a loop: refused, never followed forever
+    with pytest.raises(CampaignError, match="loops"):
+        copy_confined(src, tmp_path / "copy")
+    (src / "testimpl" / "loop").unlink()
+    copy_confined(src, tmp_path / "copy")
+    copied = tmp_path / "copy" / FILE
+    assert not copied.is_symlink() and copied.read_bytes() == real.read_bytes()
+    assert not (tmp_path / "copy" / "lib").is_symlink()
+    assert (tmp_path / "copy" / "lib" / "verify.py").read_bytes() == real.read_bytes()
+    assert not [p for p in (tmp_path / "copy").rglob("*") if p.is_symlink()]
+
+
+def test_a_mutant_is_never_written_through_a_link_in_the_scratch_tree(tmp_path: Path) -> None:
+    pristine = _source(tmp_path)
+    tree = tmp_path / "tree"
+    shutil.copytree(pristine, tree)
+    victim = tmp_path / "victim.py"
+    victim.write_bytes((pristine / FILE).read_bytes())
+    (tree / FILE).unlink()
+    (tree / FILE).symlink_to(victim)
+    text = (pristine / FILE).read_text()
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if ".startswith(" in t)
+    column = text.splitlines()[line - 1].index(".startswith(") + 1
+    mutant = Mutant(id="m", file=FILE, line=line, function=None, operator="x",
+                    start=(line, column), end=(line, column + 12), replacement=".endswith(")
+    with pytest.raises(NotOwned, match="never written through"):
+        apply(tree, pristine, mutant)
+    assert victim.read_bytes() == (pristine / FILE).read_bytes()
+
+
+# -- 3. import --out inside its own input ----------------------------------------------------
+
+
+def test_import_out_inside_the_input_folder_is_refused(small: Path, tmp_path: Path) -> None:
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    for i, der in enumerate(_valid(small, 2)):
+        (certs / f"c{i}.der").write_bytes(der)
+    before = _tree(certs)
+    stderr = _one_line(_cli("import", str(certs), "--out", str(certs / "imported"),
+                            "--at", "2026-12-05T00:00:00Z"))
+    assert "inside the input folder" in stderr
+    assert _tree(certs) == before and not (certs / "imported").exists()
+    # An input inside --out (its own earlier output, given back): refused too.
+    done = _cli("import", str(certs), "--out", str(tmp_path / "corpus"))
+    assert done.returncode == 0, done.stderr
+    kept = _tree(tmp_path / "corpus")
+    stderr = _one_line(_cli("import", str(tmp_path / "corpus" / "certs"), "--out",
+                            str(tmp_path / "corpus")))
+    assert "inside --out" in stderr
+    assert _tree(tmp_path / "corpus") == kept
+
+
+# -- 4. a signal while a corpus is swapped in ------------------------------------------------
+
+PAUSED = """
+import os, sys
+from fixturegen import owned
+
+def pause(stage):
+    if stage == os.environ["PAUSE_AT"]:
+        print("PAUSED " + stage, flush=True)
+        sys.stdin.readline()
+
+owned.pause = pause
+sys.argv = ["fixturegen", *sys.argv[1:]]
+from fixturegen.__main__ import run
+run()
+"""
+
+
+def _paused(stage: str, *args: str) -> subprocess.Popen[str]:
+    """fixturegen ``args``, stopped at ``stage`` of the swap (fixturegen.owned.pause) until a
+    line comes on its stdin: the signal is sent while the run is known to be there."""
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED, *args], cwd=ROOT, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=default_signals,
+                            env={**os.environ, "PAUSE_AT": stage})
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("PAUSED"):
+            assert line.strip() == f"PAUSED {stage}"
+            return proc
+    raise AssertionError(f"never paused at {stage}: {proc.communicate()}")
+
+
+def _generated(tmp_path: Path, seed: str) -> dict[str, bytes]:
+    """The bytes of a corpus of ``seed`` (reproducible: what any run of it writes)."""
+    where = tmp_path / f"reference-{seed}"
+    assert _cli("generate", "--out", str(where), "--only", ONLY, "--seed", seed,
+                "--jobs", "1").returncode == 0
+    return _tree(where)
+
+
+def _wholly(out: Path, runs: list[dict[str, bytes]]) -> int:
+    """Which of ``runs`` the folder is, byte for byte (the marker aside), checked by verify."""
+    tree = {k: v for k, v in _tree(out).items() if k != ".fixturegen-owner.json"}
+    matches = [i for i, run in enumerate(runs)
+               if tree == {k: v for k, v in run.items() if k != ".fixturegen-owner.json"}]
+    assert len(matches) == 1, "the folder is neither run's corpus"
+    check = _cli("verify", "--manifest", str(out / "manifest.json"))
+    assert check.returncode == 0, check.stdout + check.stderr
+    return matches[0]
+
+
+@pytest.mark.parametrize(("stage", "name", "code", "which"), [
+    ("staged", "SIGINT", 130, 0),     # before the swap: the run stops, the old corpus stays
+    ("swapping", "SIGTERM", 143, 1),  # mid-swap: held until the new corpus is in, then stops
+    ("swapping", "SIGINT", 130, 1)])
+def test_a_signal_during_the_swap_of_a_corpus_leaves_it_wholly_old_or_new(
+        tmp_path: Path, stage: str, name: str, code: int, which: int) -> None:
+    old, new = _generated(tmp_path, "old"), _generated(tmp_path, "new")
+    assert old["manifest.json"] != new["manifest.json"]
+    out = tmp_path / "out"
+    assert _cli("generate", "--out", str(out), "--only", ONLY, "--seed", "old",
+                "--jobs", "1").returncode == 0
+    proc = _paused(stage, "generate", "--out", str(out), "--only", ONLY, "--seed", "new",
+                   "--jobs", "1")
+    if stage == "swapping":  # the old corpus is renamed away, the new one not yet in
+        assert not out.exists() and list(tmp_path.glob(".out.old-*"))
+    proc.send_signal(getattr(signal, name))
+    _, stderr = proc.communicate("go\n", timeout=120)
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert _wholly(out, [old, new]) == which
+    assert not list(tmp_path.glob(".out.*"))
+
+
+def test_a_run_killed_mid_swap_is_recovered_by_the_next(tmp_path: Path, small: Path) -> None:
+    """SIGKILL cannot be held: killed between the renames, the old corpus waits beside the
+    folder, and the next run (any run of generate or import) puts it back first."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    for i, der in enumerate(_valid(small, 3)):
+        (certs / f"c{i}.der").write_bytes(der)
+    out = tmp_path / "imported"
+    assert _cli("import", str(certs / "c0.der"), "--out", str(out)).returncode == 0
+    old = _tree(out)
+    proc = _paused("swapping", "import", str(certs), "--out", str(out))
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert not out.exists()
+    recover(out)
+    assert _tree(out) == old
+    assert not list(tmp_path.glob(".imported.*"))
+
+
+def test_a_whole_replace_keeps_the_users_files_and_refuses_what_it_cannot_carry(
+        tmp_path: Path) -> None:
+    """The swap replaces the folder, not only the command's files: the user's file, link and
+    empty folder inside come along (linked before the swap); a FIFO cannot, and is refused
+    with nothing changed."""
+    from fixturegen.owned import replace
+
+    out = tmp_path / "out"
+    replace(out, "cmd", [("a", b"1"), ("d/b", b"2")])
+    (out / "d" / "mine.txt").write_text("mine")
+    (out / "link").symlink_to("d/mine.txt")
+    (out / "empty").mkdir()
+    replace(out, "cmd", [("a", b"new")])
+    assert (out / "a").read_bytes() == b"new" and not (out / "d" / "b").exists()
+    assert (out / "d" / "mine.txt").read_text() == "mine"
+    assert os.readlink(out / "link") == "d/mine.txt" and (out / "empty").is_dir()
+    os.mkfifo(out / "fifo")
+    before = _tree(out)
+    with pytest.raises(NotOwned, match="FIFO"):
+        replace(out, "cmd", [("a", b"newer")])
+    assert _tree(out) == before and (out / "fifo").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# -- 5. two import ids that write one file ---------------------------------------------------
+
+
+def test_two_sidecar_ids_writing_one_file_are_refused(small: Path, tmp_path: Path) -> None:
+    a, b, c = _valid(small, 3)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "chain.pem").write_bytes(_pem(a) + _pem(b))  # id x: certs/x.der, certs/x.2.der
+    (src / "chain.json").write_text(json.dumps({"id": "x"}))
+    (src / "other.der").write_bytes(c)  # id x.2: certs/x.2.der
+    (src / "other.json").write_text(json.dumps({"id": "x.2"}))
+    stderr = _one_line(_cli("import", str(src), "--out", str(tmp_path / "out")))
+    assert "certs/x.2.der" in stderr and not (tmp_path / "out").exists()
+
+
+def test_a_derived_id_that_would_write_a_taken_file_is_named_apart(small: Path,
+                                                                   tmp_path: Path) -> None:
+    """A derived id (no sidecar) never holds a dot, but a sidecar's may: ``0.der`` says it is
+    ``imported.a.2``, then ``a.pem``'s chain (``imported.a``) would write that file too; the
+    derived one is named apart, the same way every run."""
+    a, b, c = _valid(small, 3)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "0.der").write_bytes(c)  # read first (sorted)
+    (src / "0.json").write_text(json.dumps({"id": "imported.a.2"}))
+    (src / "a.pem").write_bytes(_pem(a) + _pem(b))
+    run = _cli("import", str(src), "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    chains = {f["id"]: [(tmp_path / "out" / p).read_bytes() for p in f["chain"]]
+              for f in manifest["fixtures"]}
+    assert chains == {"imported.a.2": [c], "imported.a-2": [a, b]}
+    for f in manifest["fixtures"]:
+        assert hashlib.sha256((tmp_path / "out" / f["path"]).read_bytes()).hexdigest() \
+            == f["sha256"]
+
+
+# -- 6. PEM with text before it ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("before", [
+    b"Certificate:\n    Data:\n        Version: 3 (0x2)\n        Serial Number: 01\n",
+    b"Bag Attributes\n    localKeyID: 01 00 00 00\nsubject=CN = x\n\nissuer=CN = x\n\n",
+    b"\xef\xbb\xbf",  # a UTF-8 byte order mark
+    b"0 s:CN = a line that opens like DER\n"])
+def test_pem_with_text_before_its_begin_line_is_read_as_pem(
+        small: Path, tmp_path: Path, before: bytes) -> None:
+    (der,) = _valid(small, 1)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "text.pem").write_bytes(before + _pem(der))
+    run = _cli("import", str(src), "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    (fixture,) = json.loads((tmp_path / "out" / "manifest.json").read_text())["fixtures"]
+    assert fixture["expected"]["result"] == "valid"
+    assert (tmp_path / "out" / fixture["path"]).read_bytes() == der
+    # verify reads it the same way (one reader of certificate files).
+    checked = _cli("verify", str(src / "text.pem"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_file_neither_pem_nor_der_is_an_error_not_an_invalid_fixture(
+        small: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "notes.crt").write_text("Certificate: see the attached file\n")
+    stderr = _one_line(_cli("import", str(src), "--out", str(tmp_path / "out")))
+    assert "neither PEM" in stderr and not (tmp_path / "out").exists()
+    # DER that merely holds the BEGIN text inside stays DER (a broken one: an invalid fixture).
+    broken = b"\x30\x25" + b"-----BEGIN CERTIFICATE-----" + b"\x00" * 10  # spans the file
+    (src / "notes.crt").write_bytes(broken)
+    run = _cli("import", str(src), "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    (fixture,) = json.loads((tmp_path / "out" / "manifest.json").read_text())["fixtures"]
+    assert fixture["expected"]["result"] == "invalid"
+
+
+# -- 7. forged shard reports -------------------------------------------------------------------
+
+
+def _mutant(number: int) -> MutantResult:
+    m = Mutant(id=f"f.py:{number}:1:op", file="f.py", line=number, function=None,
+               operator="op", start=(number, 1), end=(number, 2), replacement="x")
+    return MutantResult(mutant=m, status="survived", category="survived", corpus=None,
+                        upstream="not_run", note="", survivor="unreviewed", seconds=1.0)
+
+
+def _report(shard: str | None, numbers: list[int], **changed: Any) -> MutationFile:
+    results = [_mutant(n) for n in numbers]
+    base: dict[str, Any] = dict(
+        schema_version=1, generator="fixturegen 1", implementation="x", version="1",
+        tool="t", scope=["f.py"], shard=shard, corpus="out", seed="s", mode="api",
+        upstream="not run", counts=count(results, False), seconds_per_mutant={},
+        mutants=results)
+    return MutationFile(**{**base, **changed})
+
+
+def _merge_cli(tmp_path: Path, parts: list[MutationFile]) -> subprocess.CompletedProcess[str]:
+    names = []
+    for i, part in enumerate(parts):
+        path = tmp_path / f"part{i}.json"
+        path.write_text(dumps(part))
+        names.append(str(path))
+    return _cli("mutate", "merge", *names, "--out", str(tmp_path / "joined"))
+
+
+@pytest.mark.parametrize("shard", ["abc", "a/b", "0/0", "1/1", "-1/2", "0/999999999999",
+                                   "0/1000000", "0/2/3", "٠/٢"])
+def test_a_bad_shard_string_in_a_report_is_one_line(tmp_path: Path, shard: str) -> None:
+    """Not K/N with 0 <= K < N <= 999999 (a huge N once grew a list of N names)."""
+    with pytest.raises(MergeError, match="is not K/N"):
+        merge([_report(shard, [1]), _report("1/2", [2])])
+    stderr = _one_line(_merge_cli(tmp_path, [_report(shard, [1]), _report("1/2", [2])]))
+    assert "is not K/N" in stderr and not (tmp_path / "joined").exists()
+
+
+@pytest.mark.parametrize(("changed", "why"), [
+    ({"corpus": "other-corpus"}, "differ in corpus"),
+    ({"seed": "t"}, "differ in seed"),
+    ({"version": "2"}, "differ in version"),
+    ({"generator": "fixturegen 2"}, "differ in generator")])
+def test_shards_of_different_campaigns_do_not_merge(tmp_path: Path, changed: dict[str, str],
+                                                    why: str) -> None:
+    stderr = _one_line(_merge_cli(tmp_path, [_report("0/2", [1]),
+                                             _report("1/2", [2], **changed)]))
+    assert why in stderr
+
+
+def test_shards_with_one_mutant_twice_or_one_shard_twice_do_not_merge(tmp_path: Path) -> None:
+    stderr = _one_line(_merge_cli(tmp_path, [_report("0/2", [1, 2]), _report("1/2", [2])]))
+    assert "in two shards" in stderr
+    stderr = _one_line(_merge_cli(tmp_path, [_report("0/2", [1]), _report("0/2", [2])]))
+    assert "given twice" in stderr
+    stderr = _one_line(_merge_cli(tmp_path, [_report("0/900000", [1]),
+                                             _report("2/900000", [2])]))
+    assert "shard 1/900000 is missing (899998 of 900000 missing)" in stderr
+    joined = merge([_report("1/2", [2]), _report("0/2", [1])])
+    assert [r.mutant.id for r in joined.mutants] == ["f.py:1:1:op", "f.py:2:1:op"]
+
+
+# -- 8. a file name that is not UTF-8 ------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file names are UTF-8 always")
+def test_an_import_of_a_file_name_that_is_not_utf8_is_one_line(small: Path,
+                                                                tmp_path: Path) -> None:
+    (der,) = _valid(small, 1)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / os.fsdecode(b"caf\xe9.der")).write_bytes(der)
+    stderr = _one_line(_cli("import", str(src), "--out", str(tmp_path / "out")))
+    assert "not valid UTF-8" in stderr
+    assert not (tmp_path / "out").exists()
