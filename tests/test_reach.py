@@ -122,6 +122,8 @@ def test_reachability_of_reached_masked_partly_and_unreachable_faults() -> None:
     assert partly.reason is not None and "no libp2p extension" in partly.reason
     assert (reach.count("reached"), reach.count("masked"), reach.count("unreachable"),
             reach.partly) == (2, 1, 1, 1)
+    # the host key type it accepts no twin with, and what it said on those twins
+    assert reach.unverified == {"rsa": "reject: unsupported key type"}
 
 
 def test_a_fault_case_without_a_twin_in_the_corpus_is_not_reached() -> None:
@@ -150,6 +152,8 @@ def test_reachability_in_results_json_and_every_report(tmp_path: Path) -> None:
     assert re.search(r"- \*\*unreachable\*\* `invalid\.fault\.x\.unreachable\..*cannot verify "
                      r"that key type", summary)
     assert "- **partly masked** under secp256k1 `invalid.fault.x.partly." in summary
+    assert ("- **cannot verify** rsa host keys (no fault is tested under them): reject: "
+            "unsupported key type") in summary
     data = page_data(results)
     [row] = data.reach
     assert (row.label, row.faults, row.reached, row.masked, row.partly, row.unreachable) == (
@@ -158,6 +162,7 @@ def test_reachability_in_results_json_and_every_report(tmp_path: Path) -> None:
     page = html(data)
     assert '<h2 id="reach">' in page and '<a href="#reach">' in page
     assert "<b>partly masked</b> under secp256k1 <code>invalid.fault.x.partly." in page
+    assert "<b>cannot verify</b> rsa host keys" in page
     index = "\n".join(reach_findings(results, "masky"))
     assert "- `masky`: 4 faults, 2 reached, 1 masked, 1 partly masked, 1 unreachable" in index
     assert reach_findings(results, "twinsonly") == []
@@ -186,6 +191,8 @@ def test_a_real_run_of_a_masking_verifier_reaches_every_fault_it_can(
     results = load_results(masking_run / "results.json")
     assert results.reachability is not None
     [reach] = results.reachability
+    assert list(reach.unverified) == ["rsa"]
+    assert reach.unverified["rsa"].startswith("reject: RSA host keys are not supported (x")
     by_fault = {f.fault: f for f in reach.faults}
     assert set(by_fault) == {f.family for f in FAULTS}
     rsa_only = {f.family for f in FAULTS if f.hosts == ("RSA",)}

@@ -16,8 +16,10 @@ Each fault (a family of the fault model) is then, for that entry:
 - ``unreachable``: none was, and the entry accepts no twin with any of the fault's host key
   types: no context can reach it there (it cannot verify that key type at all).
 
-``masked_hosts`` names, for any status, the host key types the entry verifies (it accepts a
-twin with that host key) under which no case of the fault was reached. ``reason`` says, for a
+``unverified`` names the host key types the entry accepts no twin with at all, and what it
+said on those twins: no fault under them is tested there. ``masked_hosts`` names, for any
+status, the host key types the entry verifies (it accepts a twin with that host key) under
+which no case of the fault was reached. ``reason`` says, for a
 fault not reached (or masked under some host key types), what the entry said on the twins of
 the cases that were not reached: their verdict and error text, counted.
 """
@@ -112,7 +114,12 @@ def entry_reach(catalogue: Sequence[CatalogueEntry], impl: Implementation) -> En
                       + _said(got.get(twins.get(ctx, "")) for ctx in missed))
         out.append(FaultReach(fault=family, status=status, cases=len(ran), reached=reached,
                               hosts=hosts, masked_hosts=masked_hosts, reason=reason))
-    return EntryReach(label=impl.label, faults=out)
+    hosts = list(dict.fromkeys(context[0] for context in twins))
+    unverified = {host: _said(got[twins[context]] for context in twins
+                              if context[0] == host and twins[context] in got)
+                  for host in hosts if host not in verified
+                  and any(twins[context] in got for context in twins if context[0] == host)}
+    return EntryReach(label=impl.label, faults=out, unverified=unverified)
 
 
 def reachability(catalogue: Sequence[CatalogueEntry], implementations: Iterable[Implementation]
@@ -161,6 +168,8 @@ class ReachRow(_Model):
     partly: int
     unreachable: int
     not_reached: list[NotReached]
+    #: Host key type -> what the entry said on its twins, for each it accepts no twin with.
+    unverified: dict[str, str] = {}
 
 
 def reach_rows(results: ResultsFile) -> list[ReachRow]:
@@ -169,7 +178,8 @@ def reach_rows(results: ResultsFile) -> list[ReachRow]:
                      unreachable=r.count("unreachable"),
                      not_reached=[NotReached(status=f.status, fault=f.fault,
                                              masked_hosts=f.masked_hosts, reason=f.reason)
-                                  for f in not_reached(r)])
+                                  for f in not_reached(r)],
+                     unverified=dict(r.unverified))
             for r in reach_of(results)]
 
 
@@ -200,10 +210,16 @@ def reach_markdown(results: ResultsFile) -> list[str]:
     lines += [f"| {md(r.label)} | {r.faults} | {r.reached} | {r.masked} | {r.partly} "
               f"| {r.unreachable} |" for r in rows]
     for r in rows:
-        if r.not_reached:
+        if r.not_reached or r.unverified:
             lines += ["", f"### {md(r.label)}: faults not reached everywhere", ""]
+            lines += _unverified(r)
             lines += [_item(f) for f in r.not_reached]
     return lines
+
+
+def _unverified(r: ReachRow) -> list[str]:
+    return [f"- **cannot verify** {md(host)} host keys (no fault is tested under them): "
+            f"{md(said)}" for host, said in r.unverified.items()]
 
 
 def reach_findings(results: ResultsFile, name: str) -> list[str]:
@@ -218,7 +234,8 @@ def reach_findings(results: ResultsFile, name: str) -> list[str]:
         lines.append(f"- {code(r.label)}: {r.faults} faults, {r.reached} reached, {r.masked} "
                      f"masked, {r.partly} partly masked, {r.unreachable} unreachable")
     for r in rows:
-        if r.not_reached:
+        if r.not_reached or r.unverified:
             lines += ["", f"### {md(r.label)}", ""]
+            lines += _unverified(r)
             lines += [_item(f) for f in r.not_reached]
     return lines

@@ -177,6 +177,9 @@ class FaultReach(_Model):
 class EntryReach(_Model):
     label: str = Field(description="The implementation entry (NAME or NAME@TRANSPORT-DIRECTION)")
     faults: list[FaultReach]
+    unverified: dict[str, str] = Field(
+        default_factory=dict, description="Each host key type of the twins the entry accepts no "
+        "twin with (no fault under it is tested there), and what it said on those twins")
 
     def count(self, status: ReachStatus) -> int:
         return sum(1 for f in self.faults if f.status == status)
