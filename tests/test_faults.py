@@ -161,7 +161,7 @@ def _row(c: Case) -> dict[str, Any]:
 
 def test_every_fault_reaches_every_host_type_in_a_context_all_implementations_accept() -> None:
     """Beyond its pairwise rows, a fault gets the REACHING row under each host key type where
-    none of its rows has the extension first on an ECDSA or PKCS#1 certificate, and only
+    none of its rows has the extension first on an ECDSA P-256 certificate, and only
     there: the pairwise rows that already reach keep it from growing."""
     grown = 0
     for f in FAULTS:
