@@ -114,11 +114,11 @@ def entry_reach(catalogue: Sequence[CatalogueEntry], impl: Implementation) -> En
                       + _said(got.get(twins.get(ctx, "")) for ctx in missed))
         out.append(FaultReach(fault=family, status=status, cases=len(ran), reached=reached,
                               hosts=hosts, masked_hosts=masked_hosts, reason=reason))
-    hosts = list(dict.fromkeys(context[0] for context in twins))
-    unverified = {host: _said(got[twins[context]] for context in twins
-                              if context[0] == host and twins[context] in got)
-                  for host in hosts if host not in verified
-                  and any(twins[context] in got for context in twins if context[0] == host)}
+    # The host key types of the twins this entry answered but accepted none of.
+    answered = list(dict.fromkeys(context[0] for context, twin in twins.items() if twin in got))
+    unverified = {host: _said(got[twin] for context, twin in twins.items()
+                              if context[0] == host and twin in got)
+                  for host in answered if host not in verified}
     return EntryReach(label=impl.label, faults=out, unverified=unverified)
 
 
