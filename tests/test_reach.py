@@ -216,3 +216,13 @@ def test_a_real_run_of_a_masking_verifier_reaches_every_fault_it_can(
     index = (tmp_path / "findings" / "findings.md").read_text()
     assert "## Faults this run could not test" in index
     assert f"{len(rsa_only)} unreachable" in index
+
+
+def test_the_twins_and_the_faults_share_the_context_parameters() -> None:
+    from fixturegen.cases.model import template_values
+    from fixturegen.harness.reach import CONTEXT
+
+    assert [n for n, _ in template_values(TWIN_FAMILY, dict.fromkeys(CONTEXT, "x"))] == list(
+        CONTEXT)
+    assert {tuple(n for n, _ in template_values(f.family, dict.fromkeys(CONTEXT, "x")))
+            for f in FAULTS} == {tuple(CONTEXT)}

@@ -31,7 +31,6 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from fixturegen.cases.faults import TWIN_FAMILY
 from fixturegen.harness.results import (
     CaseResult,
     CatalogueEntry,
@@ -43,9 +42,9 @@ from fixturegen.harness.results import (
 )
 from fixturegen.markdown import code, md
 
-#: The parameters of a twin's family: a fault family with the same ones has twins.
+#: The parameters of a twin's family (``cases.faults.TWIN_FAMILY``): a fault family with the
+#: same ones has twins.
 CONTEXT = ("host", "scheme", "placement")
-assert all("{" + name + "}" in TWIN_FAMILY for name in CONTEXT)
 #: An error text in a reason is cut at this many characters.
 SAID_LIMIT = 120
 
@@ -73,6 +72,8 @@ def _said(results: Iterable[CaseResult | None]) -> str:
 
 def entry_reach(catalogue: Sequence[CatalogueEntry], impl: Implementation) -> EntryReach:
     """The reachability of every fault of ``catalogue`` that ``impl`` answered cases of."""
+    from fixturegen.cases.faults import TWIN_FAMILY  # the catalogue, only when it is needed
+
     twins: dict[tuple[str, ...], str] = {}
     faults: dict[str, list[tuple[CatalogueEntry, tuple[str, ...]]]] = {}
     for entry in catalogue:
