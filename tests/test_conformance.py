@@ -143,3 +143,31 @@ def test_every_peer_made_certificate_is_accepted_by_the_reference_verifier(
             wrong.append((cert["id"], verdict.error, verdict.detail))
         assert cert["reference"]["verdict"] == "accept"
     assert wrong == []
+
+
+def test_no_generated_fault_is_masked_for_a_shipped_implementation(
+        results: dict[str, Any]) -> None:
+    """Each generated fault was tested, in each entry of a shipped implementation, in a
+    context the entry accepts without the fault (its valid twin), under every host key type
+    the entry verifies; a fault no context reaches there is explained: the entry accepts no
+    twin with any of the fault's host key types (harness/reach.py)."""
+    families = {e["family"]["id"] for e in results["catalogue"]
+                if e["expected"] == "invalid" and (e.get("family") or {}).get("id", "")
+                .startswith("invalid.fault.")}
+    assert families, "no generated fault in the run's catalogue"
+    reach = {r["label"]: r for r in results.get("reachability") or []}
+    names = {a.name for a in SHIPPED}
+    for adapter in SHIPPED:
+        if adapter.api:
+            assert {f["fault"] for f in reach[adapter.name]["faults"]} == families, adapter.name
+    problems = []
+    for label, entry in reach.items():
+        if label.split("@")[0] not in names:
+            continue
+        for fault in entry["faults"]:
+            if fault["status"] == "masked" or fault["masked_hosts"]:
+                problems.append(f"{label} {fault['fault']}: {fault['status']} under "
+                                f"{fault['masked_hosts']}: {fault['reason']}")
+            if fault["status"] == "unreachable":
+                assert "cannot verify that key type" in (fault["reason"] or ""), fault
+    assert problems == []

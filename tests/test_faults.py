@@ -14,11 +14,21 @@ from pyasn1.type import univ
 
 from fixturegen.cases import CATALOGUE
 from fixturegen.cases.covering import pairwise
-from fixturegen.cases.faults import CONTEXTS, FAULTS, SCHEMES, generated
+from fixturegen.cases.faults import (
+    CONTEXTS,
+    FAULTS,
+    REACHING,
+    SCHEMES,
+    TWIN_FAMILY,
+    generated,
+    reaches,
+)
+from fixturegen.cases.model import Case
 from fixturegen.keys import HOST_KEY_TYPES
 from tests import outside
 
-GENERATED = [c for c in CATALOGUE if c.section == "faults"]
+GENERATED = [c for c in CATALOGUE if c.section == "faults" and c.family != TWIN_FAMILY]
+TWINS = [c for c in CATALOGUE if c.family == TWIN_FAMILY]
 
 
 def _pairs(rows: list[dict[str, Any]]) -> set[tuple[str, Any, str, Any]]:
@@ -91,10 +101,10 @@ def test_a_slice_given_only_its_own_value_chooses_the_rows_the_whole_product_wou
 def test_a_fault_declared_last_adds_its_cases_and_leaves_the_others_ids() -> None:
     before = FAULTS.pop()
     try:
-        without = [c.id for c in generated()]
+        without = [c.id for c in generated() if c.family != TWIN_FAMILY]
     finally:
         FAULTS.append(before)
-    with_it = [c.id for c in generated()]
+    with_it = [c.id for c in generated() if c.family != TWIN_FAMILY]
     added = [i for i in with_it if i not in without]
     assert set(without) < set(with_it)
     assert added and all(i.startswith(f"invalid.fault.{before.element}.{before.name}.")
@@ -127,15 +137,77 @@ def test_every_fault_meets_every_host_type_it_applies_to_and_every_scheme() -> N
 
 
 def test_generated_cases_are_few_per_fault_unique_and_grouped_by_family() -> None:
-    assert [c.id for c in generated()] == [c.id for c in GENERATED]
+    assert [c.id for c in generated()] == [c.id for c in GENERATED + TWINS]
     assert len({c.id for c in GENERATED}) == len(GENERATED)
     per_family: dict[str, int] = defaultdict(int)
     for c in GENERATED:
         per_family[c.family] += 1
         assert c.result == "invalid" and c.error is not None and "Context: a " in c.description
-    # one case per (host type, scheme) would be 16 a fault: the covering array needs 4
-    assert set(per_family.values()) == {4}
-    assert len(per_family) == len(FAULTS)
+    # one case per (host type, scheme) would be 16 a fault: the covering array needs 4, and
+    # the reaching rows add at most one per host key type
+    by_family = {f.family: f for f in FAULTS}
+    assert set(per_family) == set(by_family)
+    for family, n in per_family.items():
+        assert 4 <= n <= 4 + len(by_family[family].hosts), family
+    assert len(GENERATED) < 8 * len(FAULTS)
+
+
+def _row(c: Case) -> dict[str, Any]:
+    host, scheme, placement = (v for _, v in c.parameters)
+    critical, position = placement.split("-")
+    return {"host": host, "scheme": scheme, "critical": critical == "critical",
+            "position": position}
+
+
+def test_every_fault_reaches_every_host_type_in_a_context_all_implementations_accept() -> None:
+    """Beyond its pairwise rows, a fault gets the REACHING row under each host key type where
+    none of its rows has the extension first on an ECDSA P-256 certificate, and only
+    there: the pairwise rows that already reach keep it from growing."""
+    grown = 0
+    for f in FAULTS:
+        for host in f.hosts:
+            mine = [c for c in GENERATED if c.family == f.family
+                    and dict(c.parameters)["host"] == host.lower()]
+            reaching = [c for c in mine if reaches(_row(c))]
+            assert reaching, (f.family, host)
+            base = [c for c in mine if _row(c) == {**REACHING, "host": host.lower()}]
+            if base and len(reaching) == 1:
+                grown += 1
+            # a grown row is there only because the other rows of that host do not reach
+            assert not base or len(reaching) == 1 or f.hosts == ("RSA",), (f.family, host)
+    assert grown > len(FAULTS)  # most (fault, host) pairs needed it
+
+
+def test_every_context_of_a_fault_case_has_one_valid_twin_and_no_other() -> None:
+    contexts = {c.parameters for c in GENERATED}
+    assert [c.parameters for c in TWINS] == sorted(
+        contexts, key=lambda p: (HOST_KEY_TYPES.index(
+            next(h for h in HOST_KEY_TYPES if h.lower() == p[0][1])), SCHEMES.index(p[1][1]),
+            p[2][1].startswith("critical"), p[2][1].endswith("last")))
+    for t in TWINS:
+        assert t.id == TWIN_FAMILY.format(**dict(t.parameters))
+        assert (t.result, t.error, t.section) == ("valid", None, "faults")
+        assert bool(t.flags) == (".critical-" in t.id)
+
+
+def test_each_twin_is_valid_in_its_context_seen_from_the_outside(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    assert len(TWINS) >= 16
+    for t in TWINS:
+        f = fixtures[t.id]
+        cert = x509.load_der_x509_certificate((corpus / f["path"]).read_bytes())
+        outside.verify_self_signature(cert, f["certificate"]["signature_scheme"])
+        ext = cert.extensions.get_extension_for_oid(outside.LIBP2P_OID)
+        host, scheme, placement = (v for _, v in t.parameters)
+        assert ext.critical == placement.startswith("critical") == (
+            f["certificate"]["extension_critical"])
+        assert len(cert.extensions) == (1 if placement.endswith("-first") else 2)
+        assert cert.extensions[-1].oid == outside.LIBP2P_OID
+        assert f["certificate"]["signature_scheme"] == scheme
+        assert f["host_key"]["type"].lower() == host
+        assert _visible_fault(cert, bytes.fromhex(f["host_key"]["public_key_protobuf_hex"])
+                              ) is None, t.id
+        assert f["expected"]["result"] == "valid" and f["expected"]["error"] is None
 
 
 def _visible_fault(cert: x509.Certificate, protobuf: bytes) -> str | None:

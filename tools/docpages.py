@@ -545,6 +545,9 @@ def results_pages(d: PageData) -> dict[str, str]:
                 "`tcp-dial` ...: handshakes) and the cases they said it on.", "",
                 fragment("style", d, case_href, lambda n, i: ""), "",
                 fragment("findings", d, case_href, lambda n, i: "", heading=2), ""]
+    if d.reach:  # a run written before the reachability has none
+        findings += ["## Reachability of the generated faults", "",
+                     fragment("reach", d, case_href, lambda n, i: "", heading=3), ""]
     handshakes = [*wide, "# Handshakes and interop", "", intro, "",
                   "## Three proofs, each corrupted alone", "",
                   "Each cell: the handshake with the fixture peer's certificate, extension or "

@@ -14,6 +14,21 @@ is the first extension or follows another. Every fault is generated under every 
 it applies to; the rest is a pairwise covering array over (fault, host key type, scheme,
 criticality, position) (``covering.py``), so every fault meets every scheme and every pair of
 context values meets at least once, in a few cases per fault rather than the full product.
+
+Real verifiers make the context parameters interact: js-libp2p reads only the first extension,
+py-libp2p's TLS verifier refuses Ed25519 and RSA-PSS certificates, js-libp2p's QUIC handshakes
+refuse RSA PKCS#1 v1.5 ones; a fault placed only in such a context stops at another check
+there and is never tested (it is *masked*). So beyond its pairwise rows, a fault gets one more
+row under each host key type it applies to whose pairwise row does not reach it, in the
+context every shipped implementation accepts: the extension first, not critical, on an ECDSA
+P-256 certificate (:data:`REACHING`; a pairwise row with the extension first on an ECDSA P-256
+certificate, critical or not, already reaches). These rows are added after the array and never
+weigh on it, so they change no id of the array.
+
+Every context the fault cases use also has its *valid twin*, ``fault-twin.{host}.{scheme}.
+{placement}``: the same host key type, scheme and placement, built the same way with the valid
+extension. The harness tells from the twins whether an implementation rejected a fault or its
+context (``harness/reach.py``: reached, masked or unreachable, per implementation entry).
 Each generated case is still one fault, on an otherwise valid certificate (re-signed after the
 change), with an id that says fault and context::
 
@@ -553,15 +568,15 @@ def _host(ctx: BuildContext, host_type: HostKeyType, role: str = "host") -> Host
     return ctx.host(host_type, role=role)
 
 
-def _build(ctx: BuildContext, f: Fault, host_type: HostKeyType, scheme: str, critical: bool,
-           position: str) -> Built:
+def _build(ctx: BuildContext, value: Callable[[Parts], bytes], host_type: HostKeyType,
+           scheme: str, critical: bool, position: str) -> Built:
     host = _host(ctx, host_type)
     kind = SCHEME_KINDS[scheme]
     cert_key = ctx.shared(kind, "fault-certificate") if kind.rsa_bits else ctx.throwaway(kind)
     d = ctx.draft(scheme, cert_key=cert_key, host=host)
     parts = Parts(ctx, host, d, host.protobuf, KEY_TYPE_CODES[host.type], host.data,
                   host_signature(host, d))
-    ext = extension(LIBP2P_EXTENSION_OID, f.value(parts), critical)
+    ext = extension(LIBP2P_EXTENSION_OID, value(parts), critical)
     d = d.but(extensions=(ext,) if position == "first" else (_SUBJECT_KEY_ID, ext))
     return ctx.built(d, critical=critical)
 
@@ -572,31 +587,82 @@ def _context_text(host: str, scheme: str, critical: bool, position: str) -> str:
             f"{'critical' if critical else 'not critical'} and {where}.")
 
 
-def generated() -> list[Case]:
-    """The cases of the fault model, in the covering array's order (fault by fault)."""
-    names = {f"{f.element}.{f.name}": f for f in FAULTS}
+#: The id template (and family) of the valid twins: one valid case per context the fault cases
+#: use, built as they are with the valid extension value, so that a report can tell a fault an
+#: implementation rejected from a context it rejects anyway (``harness/reach.py``).
+TWIN_FAMILY = "fault-twin.{host}.{scheme}.{placement}"
+_TWIN_RULE = "tls.md: Peer Authentication; the libp2p Public Key Extension"
+
+
+def _valid(p: Parts) -> bytes:
+    """The valid SignedKey: the canonical protobuf and the host key's signature."""
+    return _sk(p.protobuf, p.signature)
+
+
+def _placement(critical: bool, position: str) -> str:
+    return f"{'critical' if critical else 'noncritical'}-{position}"
+
+
+#: The contexts that reach a fault in every entry of a shipped implementation that verifies
+#: the host key (measured with ``harness run --mode all``: js-libp2p reads only the first
+#: extension; py-libp2p's TLS verifier refuses Ed25519 and RSA-PSS certificates; js-libp2p's
+#: QUIC handshakes refuse RSA PKCS#1 v1.5 ones): the libp2p extension first, on an ECDSA P-256
+#: certificate, critical or not.
+REACHING_SCHEMES: tuple[str, ...] = ("ecdsa_secp256r1_sha256",)
+#: The row a fault gets under a host key type where none of its pairwise rows reaches.
+REACHING: dict[str, object] = {"scheme": "ecdsa_secp256r1_sha256", "critical": False,
+                               "position": "first"}
+
+
+def reaches(row: dict[str, Any]) -> bool:
+    """Whether a row's context is one that every shipped implementation accepts (for a host key
+    type it verifies), so that its fault is tested there."""
+    return row["position"] == "first" and row["scheme"] in REACHING_SCHEMES
+
+
+def _rows() -> list[dict[str, Any]]:
+    """The fault cases' rows (fault, host, scheme, critical, position): each fault's slice of
+    the pairwise covering array, then for each fault and host key type it applies to whose
+    pairwise row does not :func:`reach <reaches>` it, the :data:`REACHING` row."""
     rows: list[dict[str, Any]] = []
+    reaching: list[dict[str, Any]] = []
     # Fault by fault, in declaration order, each slice extending the array chosen so far: a
     # fault declared after the others adds its cases and leaves their contexts (and ids) alone.
     # Each slice's candidates are its own fault's rows only (the others' are never allowed).
-    for name, f in names.items():
+    # The reaching rows are not the array's (not ``prior``): they change no later slice.
+    for f in FAULTS:
         def mine(row: dict[str, Any], _f: Fault = f) -> bool:
             return row["host"] in _f.hosts
 
-        rows += pairwise({"fault": [name], **CONTEXTS}, mine, prior=rows, focus="fault")
+        name = f"{f.element}.{f.name}"
+        chosen = pairwise({"fault": [name], **CONTEXTS}, mine, prior=rows, focus="fault")
+        rows += chosen
+        reaching += [{"fault": name, "host": host, **REACHING} for host in f.hosts
+                     if not any(r["host"] == host and reaches(r) for r in chosen)]
+    return rows + reaching
+
+
+def _context_key(row: dict[str, Any]) -> tuple[int, int, bool, str]:
+    return (HOST_KEY_TYPES.index(row["host"]), SCHEMES.index(row["scheme"]), row["critical"],
+            row["position"])
+
+
+def generated() -> list[Case]:
+    """The cases of the fault model, in the covering array's order (fault by fault), then the
+    valid twin of each context they use."""
+    names = {f"{f.element}.{f.name}": f for f in FAULTS}
+    rows = _rows()
     out: list[Case] = []
     order = {n: i for i, n in enumerate(names)}
-    for row in sorted(rows, key=lambda r: (order[r["fault"]], HOST_KEY_TYPES.index(r["host"]),
-                                           SCHEMES.index(r["scheme"]), r["critical"],
-                                           r["position"])):
+    for row in sorted(rows, key=lambda r: (order[r["fault"]], *_context_key(r))):
         f = names[row["fault"]]
         host, scheme, critical, position = (row["host"], row["scheme"], row["critical"],
                                             row["position"])
-        placement = f"{'critical' if critical else 'noncritical'}-{position}"
+        placement = _placement(critical, position)
 
         def build(ctx: BuildContext, _f: Fault = f, _h: HostKeyType = host, _s: str = scheme,
                   _c: bool = critical, _p: str = position) -> Built:
-            return _build(ctx, _f, _h, _s, _c, _p)
+            return _build(ctx, _f.value, _h, _s, _c, _p)
 
         out.append(Case(
             id=f.family.format(host=host.lower(), scheme=scheme, placement=placement),
@@ -605,6 +671,27 @@ def generated() -> list[Case]:
             flags=(Flag.CRITICAL_LIBP2P_EXTENSION,) if critical else (),
             importance=f.importance, rule=_RULES[f.element], family=f.family,
             section="faults",
+            parameters=(("host", host.lower()), ("scheme", scheme), ("placement", placement))))
+    contexts = {_context_key(r): r for r in rows}
+    for key in sorted(contexts):
+        row = contexts[key]
+        host, scheme, critical, position = (row["host"], row["scheme"], row["critical"],
+                                            row["position"])
+        placement = _placement(critical, position)
+
+        def twin(ctx: BuildContext, _h: HostKeyType = host, _s: str = scheme,
+                 _c: bool = critical, _p: str = position) -> Built:
+            return _build(ctx, _valid, _h, _s, _c, _p)
+
+        out.append(Case(
+            id=TWIN_FAMILY.format(host=host.lower(), scheme=scheme, placement=placement),
+            description="The valid twin of the generated faults in this context: the valid "
+                        "SignedKey, built as they are (an implementation that rejects it "
+                        f"rejects their context, not their fault). "
+                        f"{_context_text(host, scheme, critical, position)}",
+            result="valid", build=twin,
+            flags=(Flag.CRITICAL_LIBP2P_EXTENSION,) if critical else (),
+            rule=_TWIN_RULE, family=TWIN_FAMILY, section="faults",
             parameters=(("host", host.lower()), ("scheme", scheme), ("placement", placement))))
     return out
 

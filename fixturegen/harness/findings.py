@@ -20,6 +20,7 @@ from typing import Any
 from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
 from fixturegen.harness.matrix import MatrixFile, affected_text
+from fixturegen.harness.reach import reach_findings
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
 from fixturegen.markdown import code, md
 from fixturegen.output.export import LANGUAGES, ExportError, render
@@ -213,6 +214,7 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
         index.append(f"| {n} | [{_cell(cls.title())}]({stem}.md) | {md(cls.outcome)} | "
                      f"{cls.importance or '-'} | {len(cls.entries)} |"
                      + (f" {_cell(affected or '-')} |" if matrix else ""))
+    index += reach_findings(results, name)
     files.append((INDEX, "\n".join(index) + "\n"))
     _replace(out, files)
     return len(found)

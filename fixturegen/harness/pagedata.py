@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fixturegen.harness.classes import classes
 from fixturegen.harness.compare import DIVERGENCES, OUTCOMES
+from fixturegen.harness.reach import EXPLANATION, ReachRow, reach_rows
 from fixturegen.harness.report import (
     REPORT_FILES,
     handshake_profile,
@@ -148,6 +149,8 @@ class PageData(_Model):
     interop: bool
     #: Every text an implementation said, once (many cases share one error).
     texts: list[str] = []
+    #: Per entry, whether each generated fault was reached (``harness/reach.py``).
+    reach: list[ReachRow] = []
 
     def case_index(self) -> dict[str, int]:
         return {c.id: i for i, c in enumerate(self.cases)}
@@ -261,7 +264,7 @@ def page_data(results: ResultsFile, produced: str | None = None) -> PageData:
         interop_rows=[InteropRow(maker=r.maker, types=r.types, cells=r.cells) for r in irows],
         interop_findings=[(m, t, v, o, shorten(e)) for m, t, v, o, e in interop_findings(results)],
         not_made=[(m, t, o, shorten(e)) for m, t, o, e in not_made],
-        interop=made is not None, texts=list(texts))
+        interop=made is not None, texts=list(texts), reach=reach_rows(results))
 
 
 def load_page_data(path: Path) -> PageData:
@@ -402,7 +405,7 @@ def _context(d: PageData, case_href: Callable[[str], str | None],
             "letters": LETTERS,
             "outcomes": OUTCOMES, "case_href": case_href, "finding_href": finding_href,
             "anchor": anchors(d), "differences": differences(d),
-            "verifiers": verifiers}
+            "verifiers": verifiers, "reach_explanation": EXPLANATION}
 
 
 def html(d: PageData) -> str:

@@ -12,6 +12,7 @@ from xml.sax.saxutils import quoteattr
 
 from fixturegen.certs.schemes import SCHEMES
 from fixturegen.harness.compare import DIVERGENCES, OUTCOMES
+from fixturegen.harness.reach import reach_markdown
 from fixturegen.harness.results import (
     CaseResult,
     CatalogueEntry,
@@ -260,6 +261,7 @@ def markdown(results: ResultsFile) -> str:
             lines.append(f"- **{md(case.outcome)}**{known} {code(case.id)} "
                          f"\\[{md(entry.importance or '-')}\\]: {md(entry.rule)}. "
                          f"Implementation said: {said}. File: {code(entry.path)}")
+    lines += reach_markdown(results)
     lines += _handshake_markdown(results)
     lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fixturegen.harness.protocol import Request
+from fixturegen.model.manifest import Family
 from fixturegen.verify.inputs import InputError, MissingFile, read_confined
 from fixturegen.verify.jsonfile import load_json
 
@@ -36,6 +37,9 @@ class HarnessCase:
     description: str
     importance: str | None
     path: str
+    #: The manifest's family of the fixture (its id template and this case's parameters), for
+    #: a case of a family with parameters: what the reachability report reads.
+    family: Family | None = None
 
     @property
     def id(self) -> str:
@@ -53,6 +57,12 @@ def read_corpus_json(path: Path, schema: str, what: str) -> dict[str, Any]:
         raise CorpusError(str(exc)) from None
     assert isinstance(data, dict)
     return data
+
+
+def _family(data: object) -> Family | None:
+    """The fixture's family block (None without one); ``load_json`` checked it against the
+    manifest's schema."""
+    return None if data is None else Family.model_validate(data)
 
 
 def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
@@ -100,7 +110,7 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
             cases.append(HarnessCase(request, Expectation(exp["result"], exp.get("peer_id"),
                                                           exp.get("error")),
                                      fx["rule"], fx["description"], fx.get("importance"),
-                                     fx["path"]))
+                                     fx["path"], _family(fx.get("family"))))
     except (KeyError, TypeError) as exc:
         raise CorpusError(f"{corpus / 'manifest.json'} is not a fixturegen manifest: {exc}"
                           ) from exc

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.harness.compare import Outcome
 from fixturegen.keys.kinds import HostKeyName
-from fixturegen.model.manifest import json_schema
+from fixturegen.model.manifest import Family, json_schema
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
 
@@ -110,6 +110,10 @@ class CatalogueEntry(_Model):
     description: str
     importance: Literal["critical", "high", "medium", "low"] | None
     path: str = Field(description="The fixture file, relative to the corpus folder")
+    family: Family | None = Field(
+        default=None, description="The manifest's family of the fixture: its id template and "
+        "this case's parameters (for the fault model: host, scheme, placement); null for a "
+        "case of no such family")
 
 
 class PeerVerdict(_Model):
@@ -148,6 +152,44 @@ class PeerMade(_Model):
     attempts: list[GenerateAttempt]
 
 
+#: Whether a run tested a generated fault for one entry (``harness/reach.py`` computes it).
+ReachStatus = Literal["reached", "masked", "unreachable"]
+REACH_STATUSES: tuple[ReachStatus, ...] = ("reached", "masked", "unreachable")
+
+
+class FaultReach(_Model):
+    fault: str = Field(description="The fault's family: its case ids' template")
+    status: ReachStatus = Field(
+        description="reached: some case of it ran where the entry accepted the valid twin; "
+        "masked: none did, though the entry accepts some twin under one of its host key "
+        "types; unreachable: the entry accepts no twin with any of its host key types")
+    cases: int = Field(description="Its cases the entry answered")
+    reached: list[str] = Field(description="Its cases whose valid twin the entry accepted")
+    hosts: list[str] = Field(description="The host key types of its cases")
+    masked_hosts: list[str] = Field(
+        description="Host key types the entry verifies (it accepts a twin with one) under "
+        "which none of its cases was reached")
+    reason: str | None = Field(
+        description="What the entry said on the twins of its cases not reached (null when "
+        "every host key type was reached)")
+
+
+class EntryReach(_Model):
+    label: str = Field(description="The implementation entry (NAME or NAME@TRANSPORT-DIRECTION)")
+    faults: list[FaultReach]
+    unverified: dict[str, str] = Field(
+        default_factory=dict, description="Each host key type of the twins the entry accepts no "
+        "twin with (no fault under it is tested there), and what it said on those twins")
+
+    def count(self, status: ReachStatus) -> int:
+        return sum(1 for f in self.faults if f.status == status)
+
+    @property
+    def partly(self) -> int:
+        """Faults reached, but masked under some host key type the entry verifies."""
+        return sum(1 for f in self.faults if f.status == "reached" and f.masked_hosts)
+
+
 class ResultsFile(_Model):
     schema_version: int
     generator: str
@@ -158,6 +200,10 @@ class ResultsFile(_Model):
     peer_made: PeerMade | None = Field(
         default=None, description="The interop stage: certificates made by each implementation, "
         "verified by the reference verifier and by every implementation (null: not run)")
+    reachability: list[EntryReach] | None = Field(
+        default=None, description="Per implementation entry, whether each generated fault was "
+        "tested in a context the entry otherwise accepts (its valid twin): reached, masked or "
+        "unreachable, and why (null: a file written before this field)")
 
 
 class ResultsError(Exception):

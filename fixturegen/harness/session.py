@@ -21,6 +21,7 @@ from fixturegen.harness.handshake import (
     Transport,
     handshake_plans,
 )
+from fixturegen.harness.reach import reachability
 from fixturegen.harness.requests import HarnessCase, load_corpus
 from fixturegen.harness.results import (
     SCHEMA_VERSION,
@@ -165,7 +166,7 @@ def catalogue(cases: Sequence[HarnessCase]) -> list[CatalogueEntry]:
                            expected_error=c.expected.error, expected_peer_id=c.expected.peer_id,
                            rule=c.rule, description=c.description,
                            importance=c.importance,  # type: ignore[arg-type]
-                           path=c.path) for c in cases]
+                           path=c.path, family=c.family) for c in cases]
 
 
 def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
@@ -254,9 +255,11 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
 def results_file(corpus: Path, seed: str | None, cases: Sequence[HarnessCase],
                  implementations: list[Implementation], peer_made: PeerMade | None = None
                  ) -> ResultsFile:
+    entries = catalogue(cases)
     return ResultsFile(schema_version=SCHEMA_VERSION, generator=f"fixturegen {__version__}",
-                       corpus=str(corpus), seed=seed, catalogue=catalogue(cases),
-                       implementations=implementations, peer_made=peer_made)
+                       corpus=str(corpus), seed=seed, catalogue=entries,
+                       implementations=implementations, peer_made=peer_made,
+                       reachability=reachability(entries, implementations))
 
 
 def mark_known(results: ResultsFile, known: Known) -> ResultsFile:
