@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,32 @@ def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
         # The peer gave up on its own deadline and said so; nothing was left running.
         peer = entry.cases[0].peer
         assert peer is not None and peer.outcome == "failed"
+
+
+@pytest.mark.parametrize("direction", ["dial", "listen"])
+def test_go_libp2p_handshakes_read_their_reasons_through_its_table(
+        built: Target, corpus: Path, direction: str, tmp_path: Path) -> None:
+    """A handshake entry maps its rejections through the adapter's reason table as the API
+    check does: a v1 certificate that go-libp2p refuses for a missing extension (it reads no
+    extension from a v1 certificate) is ``wrong_reason``, a missing extension is read right,
+    and what the TLS stack says about a corrupted CertificateVerify matches no row: no reason,
+    an agreement."""
+    side = "server" if direction == "dial" else "client"
+    ids = ["invalid.version-v1-with-extensions", "invalid.extension-missing",
+           f"ps.p256.{side}.transcript"]
+    table = GO.reasons(ADAPTERS)
+    assert table is not None
+    target = replace(built, reasons=table)
+    cases = pick(handshake_cases(corpus, "tcp", direction, 10.0), ids)  # type: ignore[arg-type]
+    entry = run_handshake(target, [str(ADAPTERS / PEER)], cases, "tcp",
+                          direction, timeout=20.0, startup=60.0,  # type: ignore[arg-type]
+                          stderr_path=tmp_path / "stderr.log")
+    got = {c.id: (c.verdict, c.reason, c.outcome) for c in entry.cases}
+    assert got == {
+        "invalid.version-v1-with-extensions": ("reject", ["extension_missing"], "wrong_reason"),
+        "invalid.extension-missing": ("reject", ["extension_missing"], "agree"),
+        f"ps.p256.{side}.transcript": ("reject", None, "agree")}
+    assert entry.counts["wrong_reason"] == 1
 
 
 @pytest.mark.parametrize("transport", ["tcp", "quic"])

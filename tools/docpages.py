@@ -512,13 +512,15 @@ def results_pages(d: PageData) -> dict[str, str]:
               "One row per entry: an implementation's API check (its certificate verifier on "
               "DER bytes), or its real handshakes with the fixture peer over a transport, in a "
               "direction.", "",
-              "| entry | cases | agree | acceptable | false accept | false reject | skip | hang "
-              "| crash | error | seconds |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| entry | cases | agree | acceptable | false accept | false reject "
+              "| wrong reason | skip | hang | crash | error | seconds |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in d.entries:
         c = e.counts
         index.append(f"| {e.label} | {e.cases} | {c.get('agree', 0)} | "
                      f"{c.get('acceptable', 0)} | {c.get('false_accept', 0)} | "
-                     f"{c.get('false_reject', 0)} | {c.get('skip', 0)} | {c.get('hang', 0)} | "
+                     f"{c.get('false_reject', 0)} | {c.get('wrong_reason', 0)} | "
+                     f"{c.get('skip', 0)} | {c.get('hang', 0)} | "
                      f"{c.get('crash', 0)} | {c.get('error', 0)} | {e.seconds:.1f} |")
     index += ["", "- [The matrix](matrix.md): every case by every entry, one colour per "
               "outcome.",

@@ -20,6 +20,7 @@ import typer
 from fixturegen.errors import fail, out_path, seed_option
 from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
+from fixturegen.harness.reasons import ReasonTableError
 from fixturegen.harness.session import Target
 from fixturegen.workers import WorkerDied
 
@@ -138,5 +139,8 @@ def _targets(names: list[str], adapters: Path | None) -> list[Target]:
                 fail(f"adapter {n} is not built: run 'make adapters' (adapters/build {n})",
                      EXIT_ADAPTER)
             if n not in [t.name for t in targets]:
-                targets.append(adapter.target(base))
+                try:
+                    targets.append(adapter.target(base))
+                except ReasonTableError as exc:
+                    fail(f"reason table: {exc}")
     return targets

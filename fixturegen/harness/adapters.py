@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from fixturegen.builds.build import Built, Recipe
 from fixturegen.builds.registries import Ecosystem
+from fixturegen.harness.reasons import ReasonTable, load_table, table_path
 
 if TYPE_CHECKING:
     from fixturegen.harness.session import Target
@@ -82,21 +83,29 @@ class Adapter:
         return Recipe(self.name, self.folder, self.ecosystem, self.registry_name, self.version,
                       self.since, self.marker)
 
+    def reasons(self, adapters: Path) -> ReasonTable | None:
+        """Its reviewed reason table (``FOLDER/mutation/NAME.errors.json``; None: it has none).
+        Raises ``ReasonTableError`` for a table that cannot be read."""
+        return load_table(table_path(adapters, self.folder, self.name))
+
     def target(self, adapters: Path, build: Built | None = None) -> Target:
         """The harness target: the checkout's pinned build, or ``build`` (another version or a
-        source tree), with the handshake transports that build has."""
+        source tree), with the handshake transports that build has, and the checkout's reason
+        table (raises ``ReasonTableError`` when it cannot be read)."""
         from fixturegen.harness.session import Target
 
+        reasons = self.reasons(adapters)
         if build is None or build.folder == adapters / self.folder:
             return Target(self.name, self.package, self.version, self.verifier,
-                          tuple(self.argv(adapters)), self.handshake, self.transports)
+                          tuple(self.argv(adapters)), self.handshake, self.transports,
+                          reasons=reasons)
         transports = self.transports if build.transports is None else tuple(
             t for t in self.transports if t in build.transports)
         package = (self.package if build.source is None
                    else f"{self.package} (source {build.source})")
         return Target(self.name, package, build.version, self.verifier,
                       tuple(self.argv_in(build.folder)), self.handshake, transports,
-                      build.notes)
+                      build.notes, reasons=reasons)
 
 
 SHIPPED: tuple[Adapter, ...] = (

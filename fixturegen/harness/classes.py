@@ -64,6 +64,8 @@ class DivergenceClass:
             return f"accepts {n} invalid {what}"
         if self.outcome == "false_reject":
             return f"rejects {n} valid {what}"
+        if self.outcome == "wrong_reason":
+            return f"rejects {n} invalid {what} for another reason than this rule"
         return {"hang": f"hangs on {n} case{s}", "crash": f"crashes on {n} case{s}",
                 "error": f"answers garbage for {n} case{s}"}[self.outcome]
 

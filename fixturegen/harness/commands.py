@@ -40,6 +40,7 @@ from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.pagedata import write_reports
+from fixturegen.harness.reasons import ReasonTable, ReasonTableError, load_table
 from fixturegen.harness.report import ReportFolderError, check_report_folder, write_results_only
 from fixturegen.harness.requests import CorpusError
 from fixturegen.harness.results import (
@@ -93,8 +94,8 @@ def _summary(results: ResultsFile) -> None:
         typer.echo(f"{impl.label} {impl.version}: {len(impl.cases)} cases in {impl.seconds:.2f} s "
                    f"({per_case:.2f} ms/case): agree {c['agree']}, acceptable {c['acceptable']}, "
                    f"false_accept {c['false_accept']}, false_reject {c['false_reject']}, "
-                   f"skip {c['skip']}, hang {c['hang']}, crash {c['crash']}, error {c['error']}"
-                   f"{again}")
+                   f"wrong_reason {c.get('wrong_reason', 0)}, skip {c['skip']}, "
+                   f"hang {c['hang']}, crash {c['crash']}, error {c['error']}{again}")
 
 
 def say(text: str) -> None:
@@ -146,7 +147,10 @@ def shipped_targets(impl: list[str], source: Path | None, base: Path, *,
                         f"{built.seconds:.0f} s") + f" ({built.folder})")
             for note in built.notes:
                 say(f"harness: {n} {built.version}: {note}")
-            targets.append(adapter.target(base, built))
+            try:
+                targets.append(adapter.target(base, built))
+            except ReasonTableError as exc:
+                fail(f"reason table: {exc}")
     return targets
 
 
@@ -193,6 +197,11 @@ def run(
         "with the fixture peer, both directions, each transport the adapter has) or all.")
     ] = "api",
     name: Annotated[str, typer.Option(help="Your adapter's name in the reports.")] = "custom",
+    reasons: Annotated[Path | None, typer.Option(
+        help="Your adapter's reason table (JSON: [{\"pattern\": REGEX, \"codes\": [ERROR_CODE, "
+        "...]}, ...], as adapters/FOLDER/mutation/NAME.errors.json): each rejection's error "
+        "text mapped to the reference's error codes, for the outcome wrong_reason. A shipped "
+        "adapter uses its own.")] = None,
     version: Annotated[str, typer.Option(help="Your adapter's version in the reports.")
                        ] = "unknown",
     jobs: Annotated[int, typer.Option(
@@ -217,7 +226,10 @@ def run(
                 fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
                      "files), at most 64")
             targets.append(Target(name, "custom", version, "custom adapter", tuple(command),
-                                  "custom adapter", ("tcp",)))
+                                  "custom adapter", ("tcp",), reasons=_reasons(reasons)))
+        elif reasons is not None:
+            fail("--reasons FILE goes with your own adapter ('-- COMMAND ARGS...'): a shipped "
+                 "adapter uses its own table")
         if not targets:
             fail("nothing to run: give --impl NAME (or --impl all) or '-- COMMAND ARGS...'")
         if len({t.name for t in targets}) != len(targets):
@@ -271,6 +283,18 @@ def run(
             raise
         write_reports(results, folder)
         _finish(results, folder, known, broken)
+
+
+def _reasons(path: Path | None) -> ReasonTable | None:
+    """The reason table of ``--reasons`` (exit 2 when it is missing or cannot be read)."""
+    if path is None:
+        return None
+    if not path.is_file():
+        fail(f"--reasons {path}: no such file")
+    try:
+        return load_table(path)
+    except ReasonTableError as exc:
+        fail(f"--reasons {exc}")
 
 
 def fixture_peer(base: Path | None) -> list[str]:

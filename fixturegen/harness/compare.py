@@ -4,26 +4,45 @@
 - ``false_accept``: accepted an invalid case, or accepted with another PeerId than the one
   expected (a security finding);
 - ``false_reject``: rejected a valid case (an interoperability finding);
-- ``acceptable``: either verdict is allowed, and it was given with the right PeerId;
+- ``wrong_reason``: rejected an invalid case, as required, but for another reason: its error
+  text maps, through the adapter's reason table (:mod:`fixturegen.harness.reasons`), to
+  reference error codes none of which is the one the manifest expects (the check that should
+  refuse the case may be missing, hidden behind the one that did);
+- ``acceptable``: either verdict is allowed, and it was given with the right PeerId (a
+  rejection of an acceptable case is never ``wrong_reason``: no reason is prescribed);
 - ``skip``: the implementation said it does not handle this kind of case;
 - ``hang`` / ``crash`` / ``error``: the adapter timed out, died, or answered garbage.
+
+A rejection whose text no row of the table matches (or whose adapter has no table) has no
+mapped reason and stays ``agree``: an unknown reason is not a wrong one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal
 
 from fixturegen.harness.requests import Expectation
 
-Outcome = Literal["agree", "false_accept", "false_reject", "acceptable", "skip", "hang",
-                  "crash", "error"]
-OUTCOMES: tuple[Outcome, ...] = ("agree", "acceptable", "false_accept", "false_reject", "skip",
-                                 "hang", "crash", "error")
-DIVERGENCES = frozenset({"false_accept", "false_reject", "hang", "crash", "error"})
+Outcome = Literal["agree", "false_accept", "false_reject", "wrong_reason", "acceptable", "skip",
+                  "hang", "crash", "error"]
+OUTCOMES: tuple[Outcome, ...] = ("agree", "acceptable", "false_accept", "false_reject",
+                                 "wrong_reason", "skip", "hang", "crash", "error")
+DIVERGENCES = frozenset({"false_accept", "false_reject", "wrong_reason", "hang", "crash",
+                         "error"})
+
+
+def is_wrong_reason(expected_error: str | None, reason: Collection[str] | None) -> bool:
+    """The mapped ``reason`` (reference error codes) is known and excludes the expected code."""
+    if not reason or expected_error is None:
+        return False
+    return expected_error not in reason
 
 
 def outcome(expected: Expectation, verdict: str | None, peer_id: str | None,
-            failure: str | None) -> Outcome:
+            failure: str | None, reason: Collection[str] | None = None) -> Outcome:
+    """The outcome of one answer; ``reason`` is the mapped reason of a rejection (None: no row
+    of the table matched, or no table)."""
     if failure == "hang":
         return "hang"
     if failure == "crash":
@@ -41,5 +60,7 @@ def outcome(expected: Expectation, verdict: str | None, peer_id: str | None,
     if verdict == "reject":
         if expected.result == "valid":
             return "false_reject"
-        return "agree" if expected.result == "invalid" else "acceptable"
+        if expected.result == "acceptable":
+            return "acceptable"
+        return "wrong_reason" if is_wrong_reason(expected.error, reason) else "agree"
     return "error"

@@ -3,9 +3,11 @@
 A divergence class is every case of one implementation (all its entries: the API check and
 each handshake transport and direction) that shares a rule and an outcome. Each report has a
 title a maintainer would use, the rule and where it is written, what the implementation said
-(its own error text, or "accepted"), the importance, the fixtures as hex, and the test that
-reproduces it: the ``fixturegen export`` of those fixtures in the implementation's language
-when its API check shows the same outcome, else the harness command that replays it.
+(its own error text, or "accepted"; for ``wrong_reason``, the reference error codes the text
+was read as), the importance, the fixtures as hex, and the test that reproduces it: the
+``fixturegen export`` of those fixtures in the implementation's language when its API check
+shows the same outcome (never for ``wrong_reason``: an export checks the verdict, which is
+right there), else the harness command that replays it.
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ def _said(result: CaseResult) -> str:
     text = result.error or {"hang": "no answer in time", "crash": "the adapter died"}.get(
         result.outcome, "no error text")
     text = " ".join(printable(text).split())
-    return (text[:297] + "...") if len(text) > 300 else text
+    text = (text[:297] + "...") if len(text) > 300 else text
+    if result.outcome == "wrong_reason" and result.reason:
+        text += f" (read as {', '.join(result.reason)})"
+    return text
 
 
 def _cell(text: str) -> str:
@@ -102,8 +107,8 @@ def _export(cls: DivergenceClass, corpus: Corpus) -> tuple[str, str, list[str]] 
     """(language, source, ids) of the test that reproduces the class through the library's
     API check: the certificate fixtures its API entry got the same outcome for."""
     adapter = BY_NAME.get(cls.implementation)
-    if adapter is None or not adapter.export:
-        return None
+    if adapter is None or not adapter.export or cls.outcome == "wrong_reason":
+        return None  # an export checks the verdict, which a wrong_reason has right
     ids = [e.id for e in cls.entries if e.kind == "certificate" and e.id in corpus.chains
            and any(o.mode == "api" and o.result.outcome == cls.outcome for o in cls.seen[e.id])]
     if not ids:
@@ -130,6 +135,12 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
                   o.label for obs in cls.seen.values() for o in obs)),
               f"- **Found by**: {md(generator)}; the corpus and its manifest say what a "
               "verifier must conclude for each case"]
+    if cls.outcome == "wrong_reason":
+        lines.append("- **Why it matters**: the verdict is right, but the error text, read "
+                     "through fixturegen's reviewed reason table for this implementation, names "
+                     "another check than the one each case breaks (the expected code is beside "
+                     "each case): the check this rule needs may be missing, hidden behind the "
+                     "one that refused")
     if affected is not None:
         lines.append(f"- **Affected versions** (from the version matrix): {md(affected)}")
     lines.append("")

@@ -41,10 +41,12 @@ SCHEMA_VERSION = 1
 
 #: One letter per outcome in :attr:`Entry.outcomes`; ``-`` is a case the entry was not sent.
 LETTERS: dict[str, str] = {"agree": "a", "acceptable": "o", "false_accept": "A",
-                           "false_reject": "R", "skip": "s", "hang": "h", "crash": "c",
-                           "error": "e"}
+                           "false_reject": "R", "wrong_reason": "w", "skip": "s", "hang": "h",
+                           "crash": "c", "error": "e"}
 OUTCOME_OF = {letter: outcome for outcome, letter in LETTERS.items()}
 assert set(LETTERS) == set(OUTCOMES)
+#: The letters of the divergences: a matrix cell with one links to its finding.
+DIVERGING = "".join(LETTERS[o] for o in OUTCOMES if o in DIVERGENCES)
 
 #: The sections of the matrix, in order: the catalogue's modules, then the transcripts.
 SECTIONS: dict[str, str] = {
@@ -199,9 +201,11 @@ def _said(labels: Iterable[tuple[str, str, bool]], texts: dict[str, int]) -> lis
 
 
 def _text(result_verdict: str | None, peer_id: str | None, error: str | None,
-          outcome: str) -> str:
+          outcome: str, reason: list[str] | None = None) -> str:
     if result_verdict == "accept":
         return f"accepted (PeerId {peer_id})" if peer_id else "accepted"
+    if error and outcome == "wrong_reason" and reason:
+        return f"(read as {', '.join(reason)}) {error}"  # first: a long text is cut
     if error:
         return error
     return {"hang": "no answer in time", "crash": "the adapter died"}.get(outcome,
@@ -243,7 +247,8 @@ def page_data(results: ResultsFile, produced: str | None = None) -> PageData:
                          title=cls.title(), cases=[
                              FindingCase(id=e.id, said=_said(
                                  ((o.label, _text(o.result.verdict, o.result.peer_id,
-                                                  o.result.error, o.result.outcome),
+                                                  o.result.error, o.result.outcome,
+                                                  o.result.reason),
                                    o.result.known) for o in cls.seen[e.id]), texts))
                              for e in cls.entries])
             for cls in found]))
@@ -310,7 +315,7 @@ def groups(d: PageData) -> list[Group]:
             if len(members) > 1:
                 members[0] = Row(members[0].case, name, members[0].cells)
             rows += members
-        divergent = sum(1 for r in rows if any(letter in "ARhce" for letter, _ in r.cells))
+        divergent = sum(1 for r in rows if any(letter in DIVERGING for letter, _ in r.cells))
         out.append(Group(SECTIONS.get(key, key), divergent > 0, divergent, rows))
     return out
 
@@ -402,7 +407,7 @@ def _environment() -> Environment:
 def _context(d: PageData, case_href: Callable[[str], str | None],
              finding_href: Callable[[str, str], str]) -> dict[str, object]:
     return {"d": d, "groups": groups(d), "spans": spans(d), "statements": statements,
-            "letters": LETTERS,
+            "letters": LETTERS, "diverging": DIVERGING,
             "outcomes": OUTCOMES, "case_href": case_href, "finding_href": finding_href,
             "anchor": anchors(d), "differences": differences(d),
             "verifiers": verifiers, "reach_explanation": EXPLANATION}

@@ -8,8 +8,13 @@ implementation's words cannot tell them apart). Text that no pattern matches has
 and is never counted against the implementation: random or localised text (a port number, a
 panic's address) stays tolerated.
 
-The harness uses the reason for the outcome ``wrong_reason`` (the verdict is right, the reason
-is another check's), and a mutation campaign counts a changed reason as a kill.
+``harness run`` loads the table of each shipped adapter (``--reasons FILE`` gives one to a
+custom adapter) and records, for every rejection, its mapped reason in the case result
+(``reason``; null when no row matches). A rejected invalid case whose mapped reason excludes
+the reference's error code is the outcome ``wrong_reason`` (the verdict is right, the reason
+is another check's: :mod:`fixturegen.harness.compare`), in the API check and in handshakes
+alike; a handshake's text is often only a TLS alert or a connection that never came, which no
+row matches, so it stays an agreement. A mutation campaign counts a changed reason as a kill.
 """
 
 from __future__ import annotations
@@ -45,6 +50,17 @@ class ReasonTable:
         return None
 
 
+def reason_of(table: ReasonTable | None, verdict: str | None, text: str | None
+              ) -> list[str] | None:
+    """The mapped reason of an answer, sorted: only a rejection has one (the text of a hang,
+    crash or garbage answer is the driver's, and an accept's is not a reason); None when there
+    is no table or no row matches."""
+    if table is None or verdict != "reject":
+        return None
+    codes = table.codes(text)
+    return None if codes is None else sorted(codes)
+
+
 def table_path(adapters: Path, folder: str, name: str) -> Path:
     return adapters / folder / "mutation" / f"{name}.errors.json"
 
@@ -67,7 +83,7 @@ def load_table(path: Path) -> ReasonTable | None:
         if not isinstance(row, dict) or not isinstance(row.get("pattern"), str) or not isinstance(
                 row.get("codes"), list):
             raise ReasonTableError(f"{path}: row {number} is not {{pattern, codes}}")
-        unknown = [c for c in row["codes"] if c not in known]
+        unknown = [c for c in row["codes"] if not isinstance(c, str) or c not in known]
         if unknown or not row["codes"]:
             raise ReasonTableError(f"{path}: row {number}: unknown error codes {unknown}")
         try:

@@ -25,8 +25,16 @@ from fixturegen.owned import NotOwned, claim, mark, owned_files, write_file
 from fixturegen.verify.inputs import printable
 
 IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
-FINDING_ORDER = {"false_accept": 0, "false_reject": 1, "crash": 2, "hang": 3, "error": 4}
+FINDING_ORDER = {"false_accept": 0, "false_reject": 1, "crash": 2, "hang": 3, "error": 4,
+                 "wrong_reason": 5}
 FILES = ("results.json", "junit.xml", "summary.md", "index.html", "known-divergences.txt")
+
+
+def reason_text(case: CaseResult, entry: CatalogueEntry) -> str:
+    """What a ``wrong_reason`` stood for, beside the code the manifest expects (else "")."""
+    if case.outcome != "wrong_reason" or not case.reason:
+        return ""
+    return f"read as {', '.join(case.reason)}, not {entry.expected_error}"
 
 
 def findings(impl: Implementation, catalogue: dict[str, CatalogueEntry]) -> list[CaseResult]:
@@ -240,15 +248,16 @@ def _handshake_markdown(results: ResultsFile) -> list[str]:
 
 def markdown(results: ResultsFile) -> str:
     head = ("| implementation | version | cases | agree | acceptable | false accept "
-            "| false reject | skip | hang | crash | error | seconds |")
+            "| false reject | wrong reason | skip | hang | crash | error | seconds |")
     lines = ["# libp2p TLS conformance", "",
              f"Corpus {code(results.corpus)} (seed {code(results.seed)}), "
              f"{md(results.generator)}.", "",
-             head, "|" + "---|" * 12]
+             head, "|" + "---|" * 13]
     for r in summary_rows(results):
         lines.append(
             f"| {md(r['name'])} | {md(r['version'])} | {r['cases']} | {r['agree']} "
-            f"| {r['acceptable']} | {r['false_accept']} | {r['false_reject']} | {r['skip']} "
+            f"| {r['acceptable']} | {r['false_accept']} | {r['false_reject']} "
+            f"| {r['wrong_reason']} | {r['skip']} "
             f"| {r['hang']} | {r['crash']} | {r['error']} | {float(str(r['seconds'])):.1f} |")
     catalogue = {c.id: c for c in results.catalogue}
     for impl in results.implementations:
@@ -258,6 +267,8 @@ def markdown(results: ResultsFile) -> str:
             entry = catalogue[case.id]
             known = " (known)" if case.known else ""
             said = code(case.error) if case.error else "no error"
+            why = reason_text(case, entry)
+            said += f" ({md(why)})" if why else ""
             lines.append(f"- **{md(case.outcome)}**{known} {code(case.id)} "
                          f"\\[{md(entry.importance or '-')}\\]: {md(entry.rule)}. "
                          f"Implementation said: {said}. File: {code(entry.path)}")
@@ -283,8 +294,11 @@ def junit(results: ResultsFile) -> str:
             entry = catalogue[case.id]
             out.append(f"    <testcase classname={quoteattr(impl.label)} name={quoteattr(case.id)} "
                        f"time=\"{case.seconds:.4f}\">")
-            detail = (f"expected {entry.expected}; verdict {case.verdict}; "
-                      f"error {case.error!r}; rule: {entry.rule}; file: {entry.path}")
+            expected = entry.expected + (f" ({entry.expected_error})" if entry.expected_error
+                                         else "")
+            reason = f"; reason {', '.join(case.reason)}" if case.reason else ""
+            detail = (f"expected {expected}; verdict {case.verdict}; "
+                      f"error {case.error!r}{reason}; rule: {entry.rule}; file: {entry.path}")
             if case.outcome == "skip":
                 out.append(f"      <skipped message={quoteattr(case.error or 'skipped')}/>")
             elif case.outcome in DIVERGENCES and case.known:

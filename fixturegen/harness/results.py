@@ -1,8 +1,9 @@
 """results.json: the contract other tools read, and the accepted-divergence (known) list.
 
 ``implementations`` is a list of {``name``, ``version``, ``cases``: [{``id``, ``verdict``,
-``peer_id``, ``error``, ``outcome``}]} (plus a few more fields each); ``catalogue`` carries what
-the manifest says about every case, so that a report can be rendered from the file alone.
+``peer_id``, ``error``, ``reason``, ``outcome``}]} (plus a few more fields each); ``catalogue``
+carries what the manifest says about every case, so that a report can be rendered from the
+file alone.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from fixturegen.model.manifest import Family, json_schema
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
 
-SCHEMA_VERSION = 2  # 2: mode, transport and direction per implementation entry; peer
+SCHEMA_VERSION = 3  # 2: mode, transport and direction per implementation entry; peer
+#                    3: reason per case, the outcome wrong_reason
 
 
 Mode = Literal["api", "handshake"]
@@ -61,7 +63,14 @@ class CaseResult(_Model):
     peer_id: str | None
     error: str | None = Field(description="The implementation's own error text (or, for "
                               "hang/crash/error, what the driver saw)")
-    outcome: Outcome
+    reason: list[str] | None = Field(
+        default=None, description="The implementation's mapped reason: the reference error "
+        "codes its error text stands for, through the adapter's reviewed reason table "
+        "(adapters/FOLDER/mutation/NAME.errors.json); only for a rejection; null when no row "
+        "matches or the adapter has no table. A rejected invalid case whose reason excludes "
+        "the expected error code is the outcome wrong_reason")
+    outcome: Outcome = Field(description="The verdict against the manifest (see the outcomes "
+                             "in fixturegen/harness/compare.py)")
     known: bool = Field(default=False, description="Listed in the --known file")
     seconds: float = Field(description="Time from request to answer")
     cpu_seconds: float | None = Field(
@@ -289,7 +298,8 @@ def known_text(results: ResultsFile) -> str:
 
 
 def diff(old: ResultsFile, new: ResultsFile) -> list[str]:
-    """What changed between two runs, one line per (implementation, case)."""
+    """What changed between two runs, one line per (implementation, case): its outcome (a
+    ``wrong_reason`` with its mapped reason)."""
     lines: list[str] = []
     before = {i.label: i for i in old.implementations}
     after = {i.label: i for i in new.implementations}
@@ -303,10 +313,19 @@ def diff(old: ResultsFile, new: ResultsFile) -> list[str]:
         a, b = before[name], after[name]
         if a.version != b.version:
             lines.append(f"~ {name}: version {a.version} -> {b.version}")
-        old_cases = {c.id: c.outcome for c in a.cases}
-        new_cases = {c.id: c.outcome for c in b.cases}
+        old_cases = {c.id: _shown(c) for c in a.cases}
+        new_cases = {c.id: _shown(c) for c in b.cases}
         for case in sorted(old_cases.keys() | new_cases.keys()):
             was, now = old_cases.get(case, "absent"), new_cases.get(case, "absent")
             if was != now:
                 lines.append(f"~ {name} {case}: {was} -> {now}")
     return lines
+
+
+
+def _shown(case: CaseResult) -> str:
+    """A case's outcome in a diff line; a ``wrong_reason`` with the reason it stood for (a
+    change of that reason is a change too)."""
+    if case.outcome == "wrong_reason" and case.reason:
+        return f"wrong_reason ({', '.join(case.reason)})"
+    return case.outcome

@@ -22,6 +22,7 @@ from fixturegen.harness.handshake import (
     handshake_plans,
 )
 from fixturegen.harness.reach import reachability
+from fixturegen.harness.reasons import ReasonTable, reason_of
 from fixturegen.harness.requests import HarnessCase, load_corpus
 from fixturegen.harness.results import (
     SCHEMA_VERSION,
@@ -80,6 +81,9 @@ class Target:
     transports: tuple[Transport, ...] = ()  # the transports its handshake mode has
     notes: tuple[str, ...] = ()  # what this build leaves out, and why (another version's shims)
     env: tuple[tuple[str, str], ...] = ()  # set in the adapter's environment (a mutant's switch)
+    #: Its reviewed reason table (fixturegen.harness.reasons): None, no mapped reasons and no
+    #: ``wrong_reason``.
+    reasons: ReasonTable | None = None
 
 
 @dataclass(frozen=True)
@@ -181,9 +185,11 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     for case, answer in zip(cases, answers, strict=True):
-        result = outcome(case.expected, answer.verdict, answer.peer_id, answer.failure)
+        reason = reason_of(target.reasons, answer.verdict, answer.error)
+        result = outcome(case.expected, answer.verdict, answer.peer_id, answer.failure, reason)
         results.append(CaseResult(id=case.id, verdict=answer.verdict,  # type: ignore[arg-type]
-                                  peer_id=answer.peer_id, error=answer.error, outcome=result,
+                                  peer_id=answer.peer_id, error=answer.error, reason=reason,
+                                  outcome=result,
                                   known=(target.name, case.id) in known,
                                   seconds=round(answer.seconds, 6)))
     counts = Counter(r.outcome for r in results)
@@ -230,7 +236,9 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
     label = f"{target.name}@{transport}-{direction}"
     judge = PresentedJudge()
     for n, (hc, answer) in enumerate(zip(cases, answers, strict=True)):
-        result = outcome(hc.case.expected, answer.verdict, answer.peer_id, answer.failure)
+        reason = reason_of(target.reasons, answer.verdict, answer.error)
+        result = outcome(hc.case.expected, answer.verdict, answer.peer_id, answer.failure,
+                         reason)
         side = None
         if answer.peer is not None and answer.peer.outcome is not None:
             side = PeerSide(outcome=answer.peer.outcome, error=answer.peer.error,
@@ -239,8 +247,8 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
                             presented=judge(answer.peer.peer_certificates))
         cpu = answer.reply.cpu_seconds if answer.reply is not None else None
         results.append(CaseResult(id=hc.id, verdict=answer.verdict,  # type: ignore[arg-type]
-                                  peer_id=answer.peer_id, error=answer.error, outcome=result,
-                                  known=(label, hc.id) in known,
+                                  peer_id=answer.peer_id, error=answer.error, reason=reason,
+                                  outcome=result, known=(label, hc.id) in known,
                                   seconds=round(answer.seconds, 6),
                                   cpu_seconds=None if cpu is None else round(cpu, 6),
                                   peer=side, first_attempt=first.get(n)))

@@ -2,7 +2,8 @@
 ``git bisect run`` understands.
 
 0: the build gives the case the outcome the manifest expects (``agree`` or ``acceptable``);
-1: it diverges (a false accept or reject, a hang, a crash, an answer that is not one);
+1: it diverges (a false accept or reject, a wrong reason, a hang, a crash, an answer that is
+not one);
 125: this build cannot say: it cannot be built, or it does not take the case (``skip``), which
 ``git bisect`` reads as "skip this commit". ``--good diverges`` swaps 0 and 1, for finding the
 commit that fixed a divergence (``git bisect start --term-old=broken --term-new=fixed``).

@@ -32,6 +32,7 @@ from fixturegen.harness.commands import (
     shipped_targets,
 )
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
+from fixturegen.harness.reasons import ReasonTableError
 from fixturegen.owned import NotOwned
 from fixturegen.owned import check as may_write
 from fixturegen.versions.check import ENTRIES, EXIT_CANNOT_TELL, CheckError, Good, check
@@ -108,6 +109,8 @@ def matrix(
                             peer_argv=peer, settings=settings, say=say)
     except NotOwned as exc:
         fail(str(exc))
+    except ReasonTableError as exc:
+        fail(f"reason table: {exc}")
     built = result.built()
     typer.echo(f"{adapter.name}: {len(chosen)} versions, {len(built)} built and run, "
                f"{len(result.classes)} divergence classes; report: {out}/index.html, "

@@ -9,12 +9,14 @@ from fixturegen.harness.matrix import MatrixFile, VersionedClass
 from fixturegen.markdown import md
 from fixturegen.output.render import TEMPLATES
 
-OUTCOME_WORDS = {"false_accept": "accepts", "false_reject": "rejects", "hang": "hangs on",
+OUTCOME_WORDS = {"false_accept": "accepts", "false_reject": "rejects",
+                 "wrong_reason": "rejects for another reason", "hang": "hangs on",
                  "crash": "crashes on", "error": "answers garbage for"}
 
 
 def describe(cls: VersionedClass) -> str:
-    kind = {"false_accept": "invalid case(s) accepted", "false_reject": "valid case(s) rejected"
+    kind = {"false_accept": "invalid case(s) accepted", "false_reject": "valid case(s) rejected",
+            "wrong_reason": "invalid case(s) rejected for another reason"
             }.get(cls.outcome, cls.outcome)
     return f"{len(cls.cases)} {kind}: {cls.rule}"
 
