@@ -1,9 +1,9 @@
-"""What the commands print for other programs: ``fixturegen verify --json`` (one
-``VerifyLine`` per input), ``fixturegen list --json`` (one ``ListLine`` per case) and
-``fixturegen show`` (one ``ShowOutput``). The commands print through these models, and their
-JSON Schemas, shipped in ``fixturegen/schemas/``, are generated from them. Each line is one
-JSON object on its own line (JSON Lines); like the files' fields, these are added, never
-renamed.
+"""What the commands print for other programs: `fixturegen verify --json` (one `VerifyLine` per
+input) and `fixturegen list --json` (one `ListLine` per case), each a JSON object on its own
+line (JSON Lines), printed through these models; `fixturegen show` prints one `ShowOutput`,
+indented (the tests check it against its schema). The JSON Schemas, shipped in
+`fixturegen/schemas/`, are generated from the models; like the files' fields, fields are
+added, never renamed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ class VerifyLine(FrozenModel):
     `error` is `unreadable`, `detail` says why, and nothing was checked)."""
 
     path: str = Field(description="The input as given (non-printable characters escaped)")
-    result: Literal["accept", "reject", "error"]
+    result: Literal["accept", "reject", "error"] = Field(
+        description="The verdict; error: the input could not be read as certificates")
     error: ErrorCode | Literal["unreadable"] | None = Field(
         description="The error code of a reject (see the checks page); unreadable for an "
         "error; null for an accept")
