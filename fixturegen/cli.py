@@ -187,23 +187,38 @@ def corpus_check(staged: Path, manifest: object) -> str | None:
     return format_table(problems) if problems else None
 
 
+RESULTS = ("valid", "invalid", "acceptable")
+LIST_HEADER = f"{'ID':<64} {'RESULT':<10} {'ERROR':<30} IMPORTANCE"
+
+
 @app.command("list")
 def list_cases(
     only: Annotated[str | None, typer.Option(help="Glob over case ids.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    result: Annotated[str | None, typer.Option(
+        metavar="RESULT", help="Only the cases of this expected result: valid, invalid or "
+        "acceptable.")] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="One JSON object per line (no header).")] = False,
 ) -> None:
-    """List the cases of the catalogue."""
+    """List the cases of the catalogue: a header line, then id, expected result, error code
+    and importance."""
+    from fixturegen.model.outputs import ListLine
     from fixturegen.output.writer import OutputError, select
 
+    if result is not None and result not in RESULTS:
+        fail(f"--result {result!r}: expected one of {', '.join(RESULTS)}")
     try:
         cases = select(only)
     except OutputError as exc:
         fail(str(exc))
+    cases = [c for c in cases if result is None or c.result == result]
+    if not as_json:
+        typer.echo(LIST_HEADER)
     for c in cases:
         if as_json:
-            typer.echo(json.dumps({"id": c.id, "result": c.result, "error": c.error,
-                                   "importance": c.importance, "flags": list(c.flags),
-                                   "description": c.description}))
+            typer.echo(ListLine(id=c.id, result=c.result, error=c.error,
+                                importance=c.importance, flags=list(c.flags),
+                                description=c.description).model_dump_json())
         else:
             typer.echo(f"{c.id:<64} {c.result:<10} {c.error or '-':<30} {c.importance or ''}")
 
@@ -243,6 +258,7 @@ def verify(
         help="Check CertificateVerify vectors and proof sets (out/transcripts.json).")] = None,
 ) -> None:
     """Verify certificates as a strict libp2p TLS peer would, and explain the verdict."""
+    from fixturegen.model.outputs import VerifyLine
     from fixturegen.verify import Verifier
     from fixturegen.verify.inputs import InputError, printable, read_certificates
     from fixturegen.verify.manifest_check import ManifestError, check_manifest
@@ -273,9 +289,8 @@ def verify(
         except InputError as exc:
             status = EXIT_FAIL
             if as_json:
-                typer.echo(json.dumps({"path": name, "result": "error",
-                                       "error": "unreadable", "detail": str(exc),
-                                       "peer_id": None}))
+                typer.echo(VerifyLine(path=name, result="error", error="unreadable",
+                                      detail=str(exc), peer_id=None).model_dump_json())
             else:
                 typer.echo(f"{name}: ERROR {exc}")
             continue
@@ -283,7 +298,8 @@ def verify(
         if not verdict.accepted:
             status = EXIT_FAIL
         if as_json:
-            typer.echo(json.dumps({"path": name, **verdict.to_json()}))
+            typer.echo(VerifyLine.model_validate({"path": name, **verdict.to_json()})
+                       .model_dump_json())
         else:
             typer.echo(explain(name, verdict))
     raise typer.Exit(status)

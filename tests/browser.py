@@ -4,7 +4,7 @@ its scripts reported, read what it rendered, take a screenshot.
 
 Used by ``tests/test_docs.py`` (``make docs-check``); also runnable by hand to look at a page::
 
-    .venv/bin/python tests/browser.py URL [SHOT.png] [--scroll-to CSS]
+    .venv/bin/python tests/browser.py URL [SHOT.png] [--scroll-to CSS] [--full] [--width PX]
 """
 
 from __future__ import annotations
@@ -78,11 +78,12 @@ class Browser:
                 return
 
     async def open(self, url: str, scroll_to: str | None = None,
-                   full_height: bool = False) -> PageReport:
-        """Load ``url`` at 1400 x 900, let it settle, and report what it did."""
+                   full_height: bool = False, width: int = WIDTH) -> PageReport:
+        """Load ``url`` at ``width`` x 900 (1400 unless told: a phone is 390), let it settle,
+        and report what it did."""
         self._events.clear()
-        await self.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
-                        deviceScaleFactor=1, mobile=False)
+        await self.call("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT,
+                        deviceScaleFactor=1, mobile=width < 600)
         await self.call("Page.navigate", url=url)
         deadline = time.monotonic() + 30
         while not any(e.get("method") == "Page.loadEventFired" for e in self._events):
@@ -132,7 +133,7 @@ class Browser:
         if full_height:
             height = json.loads(await self.evaluate("document.documentElement.scrollHeight"))
             shot_params |= {"captureBeyondViewport": True,
-                       "clip": {"x": 0, "y": 0, "width": WIDTH,
+                       "clip": {"x": 0, "y": 0, "width": width,
                                 "height": min(int(height), 6000), "scale": 1}}
         shot = await self.call("Page.captureScreenshot", **shot_params)
         report.screenshot = base64.b64decode(shot["data"])
@@ -197,7 +198,8 @@ async def _main(argv: list[str]) -> int:
     url, shot = argv[0], argv[1] if len(argv) > 1 and not argv[1].startswith("--") else None
     scroll = argv[argv.index("--scroll-to") + 1] if "--scroll-to" in argv else None
     async with browser() as b:
-        report = await b.open(url, scroll_to=scroll, full_height="--full" in argv)
+        width = int(argv[argv.index("--width") + 1]) if "--width" in argv else WIDTH
+        report = await b.open(url, scroll_to=scroll, full_height="--full" in argv, width=width)
     if shot:
         Path(shot).write_bytes(report.screenshot)
     print(json.dumps({k: v for k, v in report.__dict__.items() if k != "screenshot"}, indent=1))

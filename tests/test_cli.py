@@ -183,3 +183,57 @@ def test_a_seed_that_is_not_utf8_or_too_long_is_one_line(command: list[str],
         assert len(p.stderr.strip().splitlines()) == 1
         no_traceback(p)
     assert not (tmp_path / "out").exists()
+
+
+def test_list_has_a_header_and_filters_by_expected_result() -> None:
+    p = run("list", "--only", "invalid.extension-*")
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0
+    assert lines[0].split() == ["ID", "RESULT", "ERROR", "IMPORTANCE"]
+    assert lines[1].startswith("invalid.extension-")
+    expected = {r: sum(c.result == r for c in CATALOGUE) for r in ("valid", "invalid",
+                                                                    "acceptable")}
+    for result, count in expected.items():
+        p = run("list", "--result", result)
+        rows = p.stdout.splitlines()[1:]
+        assert len(rows) == count > 0, result
+        assert {r.split()[1] for r in rows} == {result}
+    p = run("list", "--result", "acceptable", "--json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]  # no header line in JSON Lines
+    assert len(rows) == expected["acceptable"] and {r["result"] for r in rows} == {"acceptable"}
+    p = run("list", "--result", "accepted")
+    assert p.returncode == 2 and "--result 'accepted'" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and not p.stdout
+    no_traceback(p)
+
+
+def _schema(name: str) -> Any:
+    import jsonschema
+
+    shipped = json.loads((ROOT / f"fixturegen/schemas/{name}.schema.json").read_text())
+    return jsonschema.Draft202012Validator(shipped)
+
+
+def test_the_json_the_commands_print_validates_against_their_schemas(
+        corpus: Path, fixtures: dict[str, dict[str, Any]], tmp_path: Path) -> None:
+    (tmp_path / "garbage.der").write_bytes(b"\xde\xad\xbe\xef" * 50)
+    ok = corpus / fixtures["matrix.ed25519.ed25519.fixed"]["path"]
+    bad = corpus / fixtures["invalid.extension-signature.other-host-key"]["path"]
+    p = run("verify", "--json", str(ok), str(bad), str(tmp_path / "garbage.der"),
+            str(tmp_path / "missing.der"))
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [x["result"] for x in lines] == ["accept", "reject", "reject", "error"]
+    verify = _schema("verify-output")
+    for line in lines:
+        verify.validate(line)
+    assert lines[3]["error"] == "unreadable" and lines[3]["checks"] == []
+    assert not verify.is_valid({**lines[0], "result": "maybe"})
+    listing = _schema("list-output")
+    rows = [json.loads(x) for x in run("list", "--json").stdout.splitlines()]
+    assert len(rows) == len(CATALOGUE)
+    for row in rows:
+        listing.validate(row)
+    show = _schema("show-output")
+    shown = json.loads(run("show", "invalid.extension-signature.replayed").stdout)
+    show.validate(shown)
+    assert not show.is_valid({**shown, "verdict": {**shown["verdict"], "flags": ["nonsense"]}})

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import html.parser
 import http.server
+import json
 import os
 import re
 import shlex
@@ -314,3 +315,91 @@ def test_the_main_pages_render_in_chromium(site: Path, tmp_path: Path) -> None:
     with serve(site) as base:
         problems = asyncio.run(visit(base))
     assert not problems, "\n".join(problems)
+
+
+PHONE = 390
+PHONE_PAGES = ["index.html", "guides/corpus.html", "guides/library.html",
+               "explain/handshakes.html", "reference/formats/harness-protocol.html",
+               "reference/cli.html", "reference/adapters.html", "results/index.html",
+               "results/matrix.html"]
+
+
+def test_the_main_pages_fit_a_phone(site: Path) -> None:
+    """At 390 px wide no page scrolls sideways: a wide table or code block scrolls in its own
+    box, a diagram shrinks to the column."""
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("/usr/bin/chromium is missing: apt-get install -y chromium (.ci/run does)")
+    from tests.browser import browser
+
+    async def visit(base: str) -> list[str]:
+        problems: list[str] = []
+        async with browser() as b:
+            for name in PHONE_PAGES:
+                report = await b.open(f"{base}/{name}", width=PHONE)
+                if report.width > PHONE or report.overflow:
+                    problems.append(f"{name}: {report.overflow} elements wider than "
+                                    f"{PHONE} px (page {report.width} px)")
+        return problems
+
+    with serve(site) as base:
+        problems = asyncio.run(visit(base))
+    assert not problems, "\n".join(problems)
+
+
+class _Published(http.server.SimpleHTTPRequestHandler):
+    """The site published under /docs/fixturegen/, every missing address answered with its
+    404 page, as a web server does."""
+
+    prefix = "/docs/fixturegen/"
+    site = Path()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def translate_path(self, path: str) -> str:
+        path = urlsplit(path).path
+        if not path.startswith(self.prefix):
+            return str(self.site / "no such file")
+        return super().translate_path("/" + path[len(self.prefix):])
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        body = (self.site / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def test_the_404_page_works_under_a_subpath(site: Path) -> None:
+    """The 404 page loads nothing by a path (it is shown at any address) and its home link
+    leads to the site's root, wherever the site is published."""
+    page = (site / "404.html").read_text(encoding="utf-8")
+    assert "<link rel=\"stylesheet\"" not in page and "<script src" not in page
+    handler = type("Handler", (_Published,), {"site": site})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    from tests.browser import browser
+
+    async def home(base: str) -> str:
+        async with browser() as b:
+            await b.open(f"{base}/docs/fixturegen/guides/no-such-page.html")
+            for _ in range(300):  # until its look-up is over (30 s at most, as a load)
+                done = json.loads(await b.evaluate("JSON.stringify([document.body.dataset.root"
+                                                   ", document.getElementById('home').href])"))
+                if done[0] is not None:
+                    break
+                await asyncio.sleep(0.1)
+            return str(done[1])
+
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        assert asyncio.run(home(base)) == f"{base}/docs/fixturegen/index.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

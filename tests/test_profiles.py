@@ -46,6 +46,10 @@ def test_the_profile_writes_the_files_the_repository_loads(drop_in: Path) -> Non
     assert check.returncode == 0, check.stdout
     text = (drop_in / "REGENERATE.md").read_text()
     assert "fixturegen profile rust-libp2p --variant drop-in" in text
+    from fixturegen import __version__
+
+    assert "## Getting fixturegen" in text and "pip install ." in text
+    assert f"must print: fixturegen {__version__}" in text
     assert all(f"`{name}`" in text for name in FILES)
 
 

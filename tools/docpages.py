@@ -17,11 +17,12 @@ Usage:
 from __future__ import annotations
 
 import ast
+import html
 import importlib
 import inspect
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import typer
 
 from fixturegen.cases import CATALOGUE, Case
 from fixturegen.fuzz.report import fuzz_schema
+from fixturegen.harness import driver, handshake
 from fixturegen.harness.adapters import SHIPPED
 from fixturegen.harness.findings import where_written
 from fixturegen.harness.matrix import matrix_schema
@@ -43,9 +45,10 @@ from fixturegen.harness.pagedata import (
     load_page_data,
     page_data,
 )
-from fixturegen.harness.protocol import reply_schema, request_schema
+from fixturegen.harness.protocol import MESSAGES, Message
 from fixturegen.harness.results import load_results, results_schema
 from fixturegen.model.manifest import manifest_schema
+from fixturegen.model.outputs import list_schema, show_schema, verify_schema
 from fixturegen.model.transcripts import transcripts_schema
 from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
@@ -239,9 +242,12 @@ FORMATS: dict[str, tuple[str, str, list[tuple[str, Callable[[], dict[str, object
                  [("manifest", manifest_schema)]),
     "transcripts": ("CertificateVerify vectors (`transcripts.json`)",
                     "fixturegen.model.transcripts", [("transcripts", transcripts_schema)]),
-    "harness-protocol": ("The adapter protocol (requests and replies)",
-                         "fixturegen.harness.protocol",
-                         [("harness-request", request_schema), ("harness-reply", reply_schema)]),
+    "harness-protocol": ("The adapter protocol", "fixturegen.harness.protocol",
+                         [(m.schema, m.json_schema) for m in MESSAGES]),
+    "command-output": ("What the commands print (`verify --json`, `list --json`, `show`)",
+                       "fixturegen.model.outputs",
+                       [("verify-output", verify_schema), ("list-output", list_schema),
+                        ("show-output", show_schema)]),
     "results": ("Conformance results (`results.json`)", "fixturegen.harness.results",
                 [("conformance-results", results_schema)]),
     "fuzz": ("A fuzzing campaign (`fuzz.json`)", "fixturegen.fuzz.report",
@@ -280,8 +286,8 @@ def _type(s: dict[str, Any]) -> str:
     return out + (f" ({', '.join(bounds)})" if bounds else "")
 
 
-def _object(name: str, s: dict[str, Any]) -> list[str]:
-    lines = [f"### {name}", ""]
+def _object(name: str, s: dict[str, Any], level: str = "###") -> list[str]:
+    lines = [f"{level} {name}", ""]
     if s.get("description"):
         lines += [" ".join(str(s["description"]).split()), ""]
     required = set(s.get("required", []))
@@ -295,6 +301,8 @@ def _object(name: str, s: dict[str, Any]) -> list[str]:
 
 
 def format_page(key: str) -> str:
+    if key == "harness-protocol":
+        return protocol_page()
     title, module, schemas = FORMATS[key]
     lines = [_head(f"{module} and fixturegen/schemas/"), f"# {title}", "",
              _rst_to_md(_docstring(module)), ""]
@@ -310,6 +318,156 @@ def format_page(key: str) -> str:
                 lines += _object(sub, spec)
             else:
                 lines += [f"### {sub}", "", _cell(_type(spec)), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# -- the adapter protocol ----------------------------------------------------------------------
+
+#: A sequence diagram: its participants, left to right, and its steps: (from, to, label), a
+#: dashed two-way exchange (from, to, label, "tls"), or a note over every lane ("", "", text).
+Step = tuple[str, ...]
+LANES = ("fixture peer", "harness", "adapter")
+DIAL_STEPS: tuple[Step, ...] = (
+    ("harness", "fixture peer", "PeerRequest (role server)"),
+    ("fixture peer", "harness", "PeerEvent listening (address)"),
+    ("harness", "adapter", "Request (handshake, dial, address, expect_peer_id)"),
+    ("adapter", "fixture peer", "TLS 1.3 handshake: the peer is TLS server", "tls"),
+    ("adapter", "harness", "Reply (accept + peer_id, or reject + error)"),
+    ("harness", "fixture peer", "PeerStop (verdict)"),
+    ("fixture peer", "harness", "PeerEvent done (outcome, offered, presented)"),
+)
+LISTEN_STEPS: tuple[Step, ...] = (
+    ("harness", "fixture peer", "PeerRequest (role client)"),
+    ("fixture peer", "harness", "PeerEvent ready"),
+    ("harness", "adapter", "Request (handshake, listen)"),
+    ("adapter", "harness", "Listening (HOST:PORT)"),
+    ("harness", "fixture peer", "PeerAddress (HOST:PORT)"),
+    ("fixture peer", "adapter", "TLS 1.3 handshake: the peer dials, is refused", "tls"),
+    ("fixture peer", "harness", "PeerEvent done (failed, error)"),
+    ("harness", "adapter", "Cancel (QUIC only; grace_ms 0: refused)"),
+    ("adapter", "harness", "Reply (reject, error: the cancel's text)"),
+)
+
+
+def sequence_svg(title: str, steps: Sequence[Step]) -> str:
+    """A sequence diagram as inline SVG (no script: the site works offline), scaled to the
+    width of the page."""
+    gap, top, row, width = 260, 40, 38, 260 * len(LANES)
+    x = {lane: gap // 2 + i * gap for i, lane in enumerate(LANES)}
+    height = top + row * (len(steps) + 1)
+    out = [f'<svg class="sequence" role="img" viewBox="0 0 {width} {height}" '
+           f'xmlns="http://www.w3.org/2000/svg"><title>{html.escape(title)}</title>',
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+           'fill="currentColor"/></marker></defs>']
+    for lane, lx in x.items():
+        out.append(f'<text x="{lx}" y="20" text-anchor="middle" font-weight="bold">'
+                   f'{html.escape(lane)}</text>')
+        out.append(f'<line x1="{lx}" y1="28" x2="{lx}" y2="{height - 8}" stroke="currentColor" '
+                   'stroke-opacity="0.35"/>')
+    for n, step in enumerate(steps, 1):
+        y = top + row * n
+        a, b, label = x[step[0]], x[step[1]], step[2]
+        dashed = len(step) > 3
+        out.append(f'<text x="{(a + b) // 2}" y="{y - 7}" text-anchor="middle">'
+                   f'{n}. {html.escape(label)}</text>')
+        out.append(f'<line x1="{a}" y1="{y}" x2="{b}" y2="{y}" stroke="currentColor" '
+                   + ('stroke-dasharray="6 4" marker-start="url(#arrow)" ' if dashed else "")
+                   + 'marker-end="url(#arrow)"/>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _step_list(steps: Sequence[Step]) -> list[str]:
+    """The diagram's steps as text too (for a reader without images, and for search)."""
+    return [f"{n}. {s[0]} to {s[1]}: {s[2]}" for n, s in enumerate(steps, 1)]
+
+
+def _timing() -> list[str]:
+    grace = handshake.CANCEL_GRACE_MS
+    return [
+        f"- **The case limit** is `--timeout` (default {driver.DEFAULT_TIMEOUT:g} s): the "
+        "driver waits that long for the reply line after writing a request. None in time: the "
+        "case is `hang`, the adapter's process group is killed and a new process is started "
+        "for the next case.",
+        f"- **The first reply** of a process gets `--startup` more (default "
+        f"{driver.DEFAULT_STARTUP:g} s) until the adapter has answered once; after that, a "
+        "restart gets twice what the first answer took plus a second, at most `--startup`. "
+        f"An adapter that answers nothing in its first {driver.DEAD_STARTS} starts is "
+        "broken: the remaining cases are not sent.",
+        "- **A handshake's own limit**, `timeout_ms` in the `Request` and the `PeerRequest`, "
+        "is three quarters of the case limit: a library that gives up in time replies "
+        "`reject` (its own timeout is its verdict) before the driver calls the case `hang`.",
+        f"- **A line** is at most {driver.MAX_REPLY:,} bytes (a longer one is `error` and the "
+        "process is restarted); the adapter's stderr is kept up to "
+        f"{driver.MAX_STDERR // (1024 * 1024)} MiB, in the run's folder.",
+        "- **`Listening`** comes before the reply, once the implementation listens; until "
+        "then the fixture peer waits (up to its `timeout_ms`). Any other line on stdout is read "
+        "as the reply, and one that is not a valid `Reply` for the case is `error`: an adapter "
+        "writes nothing else there (its logs go to stderr).",
+        f"- **`Cancel`** is sent at most once, only to a QUIC listener that has not replied "
+        f"yet, as soon as the fixture peer reports `done`; `grace_ms` is 0 when the peer saw "
+        f"the implementation refuse (its handshake failed, or the implementation closed it "
+        f"with an error), else {grace}. The adapter then replies within `grace_ms`. A cancel "
+        "that crosses the reply arrives after it: the adapter ignores a cancel for a case it "
+        "has answered.",
+        "- **`PeerStop`** is sent once the adapter has replied (or failed) and the peer has "
+        "not written `done` yet; the peer ends its side at once after an accept whose "
+        "handshake is over, 25 ms later after a refusal (an alert may still be unread), and "
+        "waits at most 150 ms (3 s after an accept) for a handshake still in flight.",
+        "- **Closing stdin** is the end of the run: the adapter exits on its own; 5 s later "
+        "at most, whatever is left of its process group is killed.",
+    ]
+
+
+def _schema_sections(message: Message) -> list[str]:
+    schema: dict[str, Any] = dict(message.json_schema())
+    name = str(schema.get("title", message.model.__name__))
+    lines = [f"### {name}", "",
+             f"{message.sender} to {message.receiver}; {message.modes}. Schema: "
+             f"[`{message.schema}.schema.json`](../../schemas/{message.schema}.schema.json).",
+             ""]
+    lines += _object(name, schema)[2:]
+    for sub, spec in schema.get("$defs", {}).items():
+        if spec.get("type") == "object":
+            lines += _object(sub, spec, "####")
+        else:
+            lines += [f"#### {sub}", "", _cell(_type(spec)), ""]
+    return lines
+
+
+def protocol_page() -> str:
+    """The adapter protocol: every message, the timing rules, a handshake in each direction,
+    each message's fields (from ``fixturegen.harness.protocol.MESSAGES``)."""
+    lines = [_head("fixturegen.harness.protocol, driver, handshake and fixturegen/schemas/"),
+             "# The adapter protocol", "", _rst_to_md(_docstring("fixturegen.harness.protocol")),
+             "", "## The messages", "",
+             "| message | from | to | mode | schema |", "|---|---|---|---|---|"]
+    for m in MESSAGES:
+        lines.append(f"| [`{m.model.__name__}`](#{m.model.__name__.lower()}) | {m.sender} | "
+                     f"{m.receiver} | {m.modes} | [`{m.schema}`](../../schemas/{m.schema}"
+                     ".schema.json) |")
+    lines += ["", "An adapter needs only the first four: it reads `Request` and `Cancel` "
+              "lines, writes `Listening` and `Reply` lines. In API mode there is no fixture "
+              "peer: each `Request` gets its `Reply`, nothing else.", "",
+              "## Timing rules", "", *_timing(), "",
+              "## What the driver makes of the replies", "",
+              _rst_to_md(_docstring("fixturegen.harness.driver")), "",
+              "## A handshake, dialling", "",
+              "The implementation dials the fixture peer, which is the TLS server (it sends the "
+              "server CertificateVerify). Over TCP or QUIC alike:", "",
+              sequence_svg("A dial handshake", DIAL_STEPS), "", *_step_list(DIAL_STEPS), "",
+              "## A handshake, listening", "",
+              "The implementation listens and the fixture peer dials it as TLS client. Here the "
+              "implementation refuses the case's certificate over QUIC, and its library drops "
+              "the failed connection without a word, so the harness sends `Cancel`. Over TCP, "
+              "and when the library reports the failure itself, the adapter replies after "
+              "step 6, and the harness sends `PeerStop` as in a dial.", "",
+              sequence_svg("A listen handshake, refused, over QUIC", LISTEN_STEPS), "",
+              *_step_list(LISTEN_STEPS), "",
+              "## Each message", ""]
+    for m in MESSAGES:
+        lines += _schema_sections(m)
     return "\n".join(lines).rstrip() + "\n"
 
 

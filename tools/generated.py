@@ -14,9 +14,10 @@ from pathlib import Path
 
 from fixturegen.fuzz.report import fuzz_schema
 from fixturegen.harness.matrix import matrix_schema
-from fixturegen.harness.protocol import reply_schema, request_schema
+from fixturegen.harness.protocol import MESSAGES
 from fixturegen.harness.results import results_schema
 from fixturegen.model.manifest import dumps, manifest_schema
+from fixturegen.model.outputs import list_schema, show_schema, verify_schema
 from fixturegen.model.transcripts import transcripts_schema
 from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
@@ -25,9 +26,10 @@ from tools import docpages
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS: dict[str, Callable[[], dict[str, object]]] = {
     "manifest": manifest_schema, "transcripts": transcripts_schema,
-    "harness-request": request_schema, "harness-reply": reply_schema,
+    **{m.schema: m.json_schema for m in MESSAGES},
     "conformance-results": results_schema, "fuzz": fuzz_schema, "matrix": matrix_schema,
     "mutation": mutation_schema, "bugs": bugs_schema,
+    "verify-output": verify_schema, "list-output": list_schema, "show-output": show_schema,
 }
 
 

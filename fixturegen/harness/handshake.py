@@ -30,7 +30,6 @@ P-521) is ``skip`` with what it offered: the handshake failed before any certifi
 from __future__ import annotations
 
 import contextlib
-import json
 import queue
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +40,14 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from fixturegen.harness import driver
-from fixturegen.harness.protocol import PeerEvent, Request
+from fixturegen.harness.protocol import (
+    Cancel,
+    PeerAddress,
+    PeerEvent,
+    PeerRequest,
+    PeerStop,
+    Request,
+)
 from fixturegen.harness.requests import (
     CorpusError,
     Expectation,
@@ -248,8 +254,8 @@ class FixturePeer:
                 raise PeerError(f"the fixture peer: {exc}") from exc
         return self.proc
 
-    def _send(self, message: dict[str, object]) -> bool:
-        return self._start().send((json.dumps(message) + "\n").encode())
+    def _send(self, message: PeerRequest | PeerAddress | PeerStop) -> bool:
+        return self._start().send((message.model_dump_json() + "\n").encode())
 
     def _event(self, case: str, limit: float, *, keep: bool = False) -> PeerEvent | None:
         """The peer's next event for ``case``, or None (the peer is then restarted, unless
@@ -278,11 +284,11 @@ class FixturePeer:
             return driver.Answer(request.id, "skip", None, hc.skip, None, 0.0)
         p = hc.presentation
         self.address_sent, self.early, self.cancelled = False, None, False
-        sent = self._send({
-            "id": request.id, "transport": self.transport,
-            "role": "server" if self.direction == "dial" else "client",
-            "certificates": list(p.certificates), "key": p.key, "scheme": p.scheme,
-            "fault": p.fault, "timeout_ms": int(self.timeout * 1000)})
+        sent = self._send(PeerRequest(
+            id=request.id, transport=self.transport,
+            role="server" if self.direction == "dial" else "client",
+            certificates=list(p.certificates), key=p.key, scheme=p.scheme,
+            fault=p.fault, timeout_ms=int(self.timeout * 1000)))
         event = self._event(request.id, 10.0) if sent else None
         if event is None:
             return driver.Answer(request.id, None, None, "the fixture peer did not answer",
@@ -297,7 +303,7 @@ class FixturePeer:
 
     def listening(self, request: Request, address: str) -> None:
         self.address_sent = True
-        self._send({"id": request.id, "address": address})
+        self._send(PeerAddress(id=request.id, address=address))
 
     def waiting(self, request: Request) -> bytes | None:
         """A QUIC listener may drop a failed handshake without a word (go-libp2p does): once
@@ -317,16 +323,16 @@ class FixturePeer:
         self.cancelled = True
         said = f"{self.early.outcome}: {self.early.error or 'no error'}"
         refused = self.early.outcome != "complete" or self.early.error is not None
-        return (json.dumps({"id": request.id, "cancel": f"the fixture peer's side ended "
-                            f"({said})", "grace_ms": 0 if refused else CANCEL_GRACE_MS})
+        return (Cancel(id=request.id, cancel=f"the fixture peer's side ended ({said})",
+                       grace_ms=0 if refused else CANCEL_GRACE_MS).model_dump_json()
                 + "\n").encode()
 
     def after(self, request: Request, answer: driver.Answer) -> driver.Answer:
         if self.direction == "listen" and not self.address_sent:
-            self._send({"id": request.id, "address": ""})  # the peer gives up at once
+            self._send(PeerAddress(id=request.id, address=""))  # the peer gives up at once
         event = self.early
         if event is None:  # end whatever it still waits for
-            self._send({"id": request.id, "stop": True, "verdict": answer.verdict})
+            self._send(PeerStop(id=request.id, stop=True, verdict=answer.verdict))  # type: ignore[arg-type]
             event = self._event(request.id, self.timeout + 5.0)
         if event is None:
             return answer

@@ -39,7 +39,7 @@ def regenerate_text(profile: Profile, variant: str, seed: str, assets: list[Asse
         f"{' (' + f.expected.error + ')' if f.expected.error else ''} |"
         for a, f in zip(assets, fixtures, strict=True))
     key_text = ""
-    command = (f"# fixturegen {__version__}, installed from its checkout (pip install .)\n"
+    command = (f"# fixturegen {__version__} (see 'Getting fixturegen' below)\n"
                f"fixturegen profile {profile.name} --variant {variant} --seed {shlex.quote(seed)} "
                f"--out {profile.folder}")
     if user_key is not None:
@@ -73,6 +73,18 @@ verdict of fixturegen's reference verifier (`fixturegen verify --manifest manife
 | file | what it is | what its tests may assert | reference verdict |
 |---|---|---|---|
 {rows}
+## Getting fixturegen
+
+fixturegen is a Python package (Python 3.11 or later) that is not on a package index yet: it
+is installed from a clone of its git repository, checked out at version {__version__}:
+
+```sh
+python3 -m venv .venv && .venv/bin/pip install .   # in the fixturegen clone
+.venv/bin/fixturegen version                        # must print: fixturegen {__version__}
+```
+
+Another version may write other bytes (a new case, a changed one); the same version and seed
+write these bytes on any machine.
 """
 
 
