@@ -48,7 +48,7 @@ from fixturegen.harness.results import load_results, results_schema
 from fixturegen.model.manifest import manifest_schema
 from fixturegen.model.transcripts import transcripts_schema
 from fixturegen.mutation.model import mutation_schema
-from fixturegen.verify.codes import Check, ErrorCode, Flag, check_table
+from fixturegen.verify.codes import Check, ErrorCode, Flag, SenderFlag, check_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -158,7 +158,18 @@ def checks_page() -> str:
         lines.append(f"| <code id=\"{flag.value}\">{flag.value}</code> | "
                      f"{'yes' if flag.reported else 'no'} | {_cell(flag.summary)} | "
                      f"{_cell(flag.note)} |")
-    lines += ["", f"{len(Check)} checks, {len(ErrorCode)} error codes, {len(Flag)} flags."]
+    lines += ["", "## Sender flags", "",
+              "The sender's judgement (`fixturegen/verify/sender.py`) of a certificate an "
+              "implementation made in the interop stage: beside the verdict, every property a "
+              "conforming receiver may refuse, with the rule the sender breaks. Every sender "
+              "flag entitles a receiver to refuse the certificate, so the reports blame such a "
+              "refusal on the maker ([The interop stage](../explain/harness.md#the-interop-"
+              "stage)).", "", "| sender flag | summary | rule | a receiver |", "|---|---|---|---|"]
+    for sender in SenderFlag:
+        lines.append(f"| <code id=\"sender-{sender.value}\">{sender.value}</code> | "
+                     f"{_cell(sender.summary)} | {_cell(sender.rule)} | {_cell(sender.refusal)} |")
+    lines += ["", f"{len(Check)} checks, {len(ErrorCode)} error codes, {len(Flag)} flags, "
+              f"{len(SenderFlag)} sender flags."]
     return "\n".join(lines) + "\n"
 
 
