@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
+from typing import Literal
 from xml.sax.saxutils import quoteattr
 
 from fixturegen.certs.schemes import SCHEMES
@@ -16,6 +17,8 @@ from fixturegen.harness.results import (
     CaseResult,
     CatalogueEntry,
     Implementation,
+    PeerMadeCertificate,
+    PeerVerdict,
     ResultsFile,
     dump_results,
 )
@@ -78,19 +81,85 @@ def interop_matrix(results: ResultsFile) -> tuple[list[str], list[InteropRow]]:
     return columns, rows
 
 
+@dataclass(frozen=True)
+class Blame:
+    """Whose fault a refusal of a peer-made certificate is: the maker's when the certificate
+    carries a sender flag (each entitles a receiver to refuse), else the verifier's."""
+
+    party: Literal["maker", "verifier"]
+    flags: tuple[str, ...]  # the certificate's sender flags, in their order
+
+    def text(self, outcome: str, verifier: str) -> str:
+        """The outcome as the interop findings show it, with whose fault it is."""
+        if self.party == "maker":
+            return f"{outcome}, the maker's fault ({', '.join(self.flags)})"
+        return "fixturegen bug" if verifier == "reference" else f"{outcome}, the verifier's fault"
+
+
+def blame(cert: PeerMadeCertificate, verdict: PeerVerdict) -> Blame | None:
+    """Whose fault ``verdict``'s refusal of ``cert`` is (None: it is not a refusal)."""
+    if verdict.verdict != "reject":
+        return None
+    flags = tuple(dict.fromkeys(note.flag.value for note in cert.sender_flags))
+    return Blame("maker" if flags else "verifier", flags)
+
+
+def sender_rows(results: ResultsFile) -> list[tuple[str, str, int, int, str]]:
+    """(maker, sender flag, certificates with it, certificates made, the details once each),
+    per maker in attempt order; a maker whose certificates carry none has one row with flag
+    ``""``."""
+    made = results.peer_made
+    if made is None:
+        return []
+    rows: list[tuple[str, str, int, int, str]] = []
+    for maker in dict.fromkeys(a.maker for a in made.attempts):
+        certs = [c for c in made.certificates if c.maker == maker]
+        if not certs:
+            continue
+        flags: dict[str, list[str]] = {}
+        for cert in certs:
+            for note in cert.sender_flags:
+                flags.setdefault(note.flag.value, []).append(note.detail)
+        if not flags:
+            rows.append((maker, "", 0, len(certs), ""))
+        for flag, details in flags.items():
+            rows.append((maker, flag, len(details), len(certs),
+                         "; ".join(dict.fromkeys(details))))
+    return rows
+
+
+def _sender_markdown(results: ResultsFile) -> list[str]:
+    rows = sender_rows(results)
+    if not rows:
+        return []
+    lines = ["", "Sender flags (the reference's judgement of each certificate as a sender: "
+             "each entitles a receiver to refuse it, so a refusal is the maker's fault):", ""]
+    for maker, flag, count, total, details in rows:
+        if not flag:
+            lines.append(f"- {md(maker)}: none on its {total} certificate(s)")
+        else:
+            lines.append(f"- {md(maker)}: {code(flag)} on {count} of {total}: {md(details)}")
+    return lines
+
+
 def interop_findings(results: ResultsFile) -> list[tuple[str, str, str, str, str]]:
     """(maker, host key type, verifier, outcome, what it said) for every cell not accepted,
-    once per distinct text; the reference verifier's rejections first."""
+    once per distinct text; the reference verifier's rejections first. A refusal's outcome says
+    whose fault it is (:func:`blame`)."""
     made = results.peer_made
     seen: dict[tuple[str, str, str, str, str], str] = {}  # the finding, and its first file
     for cert in made.certificates if made else []:
         if cert.reference.verdict != "accept" or cert.reference.peer_id != cert.peer_id:
-            seen.setdefault((cert.maker, cert.host_key_type, "reference", "fixturegen bug",
+            fault = blame(cert, cert.reference)
+            seen.setdefault((cert.maker, cert.host_key_type, "reference",
+                             fault.text("reject", "reference") if fault else "fixturegen bug",
                              str(cert.reference.error)), cert.path)
     for cert in made.certificates if made else []:
         for name, cell in cert.verifiers.items():
             if cell.outcome != "agree":
-                seen.setdefault((cert.maker, cert.host_key_type, name, cell.outcome,
+                fault = blame(cert, cell)
+                seen.setdefault((cert.maker, cert.host_key_type, name,
+                                 fault.text(cell.outcome, name) if fault else cell.outcome,
                                  cell.error or "no error"), cert.path)
     return [(m, t, v, o, f"{e} (e.g. {path})") for (m, t, v, o, e), path in seen.items()]
 
@@ -114,6 +183,7 @@ def _interop_markdown(results: ResultsFile) -> list[str]:
     if missing:
         lines += ["", "Not made:", ""]
         lines += [f"- {md(m)} {md(t)}: **{md(o)}**: {code(e)}" for m, t, o, e in missing]
+    lines += _sender_markdown(results)
     found = interop_findings(results)
     if found:
         lines += ["", "Rejected:", ""]
