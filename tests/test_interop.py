@@ -106,6 +106,12 @@ def test_sender_flags_are_kept_shown_and_blame_the_maker(corpus: Path, tmp_path:
     assert ("sloppy", "critical-extension", 1, 1, "2.5.29.19 (basicConstraints)") in \
         page.sender_rows
     assert ("good", "", 0, 1, "") in page.sender_rows
+    from fixturegen.harness.pagedata import html
+    page_html = html(page)
+    assert ('<li class="R">sloppy: <code>critical-extension</code> on 1 of 1: '
+            '<span class="said">2.5.29.19 (basicConstraints)</span></li>') in page_html
+    assert "<li>good: none on its 1 certificate(s)</li>" in page_html
+    assert "false_reject, the maker&#39;s fault (critical-extension)" in page_html
     # results.json keeps them through its schema
     (tmp_path / "results.json").write_text(json.dumps(results.model_dump(mode="json")))
     assert load_results(tmp_path / "results.json").peer_made == made

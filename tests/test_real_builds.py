@@ -5,9 +5,11 @@ registry (with the shims that version needs) and run over the corpus in API mode
 source tree (the registry's source of the pinned release, as a checkout would be) is built with
 a planted bug (one mutant of the reviewed mutation scope, named by its id), which the corpus
 must notice, and then built again pristine and run with ``--source``, where it must answer
-exactly as the pinned build does. The build cache is the user's (``$FIXTUREGEN_CACHE``, else
-``~/.cache/fixturegen``), so a second run takes the builds from it. Needs the pinned adapters
-(``make adapters``): without them the tests fail, they do not skip.
+exactly as the pinned build does. py-libp2p 0.5.0's own certificates (the interop stage) are
+judged as a sender: the critical extensions its generator wrote are flagged and blamed. The
+build cache is the user's (``$FIXTUREGEN_CACHE``, else ``~/.cache/fixturegen``), so a second run
+takes the builds from it. Needs the pinned adapters (``make adapters``): without them the tests
+fail, they do not skip.
 """
 
 from __future__ import annotations
