@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixturegen.cases.context import BuildContext
 from fixturegen.certs import der
@@ -179,3 +181,26 @@ def test_the_corpus_judged_as_sent(corpus: Path) -> None:
                 seen.add(flag)
                 assert pairs[flag] in judged, (fixture["id"], flag)
     assert valid > 100 and seen == set(pairs)
+
+
+GOOD = base().sign()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2048) | st.builds(
+    lambda edits: _edited(GOOD, edits),
+    st.lists(st.tuples(st.integers(0, len(GOOD) - 1), st.integers(0, 255)), min_size=1,
+             max_size=6)))
+def test_any_bytes_are_judged_without_raising(data: bytes) -> None:
+    """Random bytes, and a valid certificate with a few bytes changed: a list of findings,
+    never an exception."""
+    found = judge([data], at=AT)
+    assert all(isinstance(f.flag, SenderFlag) and f.detail for f in found)
+    assert len({f.flag for f in found}) == len(found)  # each flag once, details joined
+
+
+def _edited(der: bytes, edits: list[tuple[int, int]]) -> bytes:
+    out = bytearray(der)
+    for position, value in edits:
+        out[position] = value
+    return bytes(out)
