@@ -112,6 +112,10 @@ def test_sender_flags_are_kept_shown_and_blame_the_maker(corpus: Path, tmp_path:
             '<span class="said">2.5.29.19 (basicConstraints)</span></li>') in page_html
     assert "<li>good: none on its 1 certificate(s)</li>" in page_html
     assert "false_reject, the maker&#39;s fault (critical-extension)" in page_html
+    from tools.docpages import results_pages  # the site's Results pages, from the same data
+    site = results_pages(page)["handshakes.md"]
+    assert "- sloppy: `critical-extension` on 1 of 1: 2.5.29.19 (basicConstraints)" in site
+    assert "- good: none on its 1 certificate(s)" in site
     # results.json keeps them through its schema
     (tmp_path / "results.json").write_text(json.dumps(results.model_dump(mode="json")))
     assert load_results(tmp_path / "results.json").peer_made == made

@@ -587,6 +587,13 @@ def results_pages(d: PageData) -> dict[str, str]:
         handshakes += [f"| {r.maker} | {', '.join(r.types) or '-'} | "
                        + " | ".join(f"{g}/{t}" for g, t in r.cells) + " |"
                        for r in d.interop_rows]
+        handshakes += ["", "Sender flags (the reference's judgement of each certificate as a "
+                       "sender: each entitles a receiver to refuse it, so a refusal is the "
+                       "maker's fault; [the list](../reference/checks.md#sender-flags)):", ""
+                       ] if d.sender_rows else []
+        handshakes += [f"- {m}: `{f}` on {n} of {total}: {_cell(detail)}" if f else
+                       f"- {m}: none on its {total} certificate(s)"
+                       for m, f, n, total, detail in d.sender_rows]
         handshakes += ["", "Rejected:", ""] if d.interop_findings else []
         handshakes += [f"- {m} {t} by **{v}**: {o}: `{_cell(e).replace('`', '')}`"
                        for m, t, v, o, e in d.interop_findings]
