@@ -11,7 +11,9 @@ claim of an identity is examined. The first failing check is the verdict.
 :class:`ErrorCode` names each way a check fails; its members are in check order. :class:`Flag`
 names each borderline feature, with the note that explains it once (as Project Wycheproof's
 ``notes``). The manifest's ``error_codes`` and ``notes``, the schema's enums and the
-documentation's page of checks, codes and flags all come from these three enums. This module
+documentation's page of checks, codes and flags all come from these three enums.
+:class:`SenderFlag` names what the sender's judgement (:mod:`fixturegen.verify.sender`) finds in
+a certificate an implementation made, with the rule its sender broke. This module
 imports nothing from the toolkit: the generator declares its expectations in the verifier's
 words, never the reverse.
 """
