@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.protocol import Reply
-from fixturegen.harness.report import interop_matrix, markdown
+from fixturegen.harness.report import Blame, interop_matrix, markdown
 from fixturegen.harness.session import Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,3 +133,62 @@ def test_a_reference_refusal_without_a_sender_flag_is_a_fixturegen_bug(corpus: P
                           catalogue=[], implementations=[], peer_made=made)
     assert "- odd ed25519 by **reference**: fixturegen bug: extension\\_missing" in \
         markdown(results)
+
+
+def test_a_refusal_is_the_makers_only_where_a_sender_flag_can_explain_it() -> None:
+    """A receiver whose API check accepted the corpus's cases of a property (empty names, the
+    critical basicConstraints/keyUsage/subjectAltName) did not refuse a peer-made certificate
+    for it: its refusal is its own fault. The reference's refusal is the maker's when its error
+    code is one the sender flag explains."""
+    from fixturegen.harness.report import blame, tolerated
+    from fixturegen.harness.results import (
+        CaseResult,
+        CellResult,
+        Implementation,
+        PeerMadeCertificate,
+        PeerVerdict,
+        ResultsFile,
+        SenderNote,
+    )
+    from fixturegen.verify.codes import SenderFlag
+
+    def entry(name: str, verdict: str) -> Implementation:
+        ids = ["acceptable.empty-subject-and-issuer", "acceptable.critical-basic-constraints",
+               "acceptable.critical-key-usage", "acceptable.critical-subject-alt-name"]
+        return Implementation(name=name, package="p", version="1", verifier="v", command=[],
+                              seconds=0.0, counts={}, cases=[CaseResult(
+                                  id=i, verdict=verdict, peer_id=None, error=None,  # type: ignore[arg-type]
+                                  outcome="acceptable", seconds=0.0) for i in ids])
+
+    results = ResultsFile(schema_version=2, generator="t", corpus="c", seed=None, catalogue=[],
+                          implementations=[entry("lenient", "accept"), entry("strict", "reject")])
+    assert tolerated(results, "lenient") == {SenderFlag.EMPTY_ISSUER, SenderFlag.EMPTY_SUBJECT,
+                                             SenderFlag.CRITICAL_EXTENSION}
+    assert tolerated(results, "strict") == frozenset()
+    assert tolerated(results, "absent") == frozenset()
+
+    def cert(*notes: tuple[SenderFlag, str], error: str | None = None) -> PeerMadeCertificate:
+        return PeerMadeCertificate(
+            id="m.ed25519.1", maker="m", host_key_type="ed25519", path="p", peer_id="P",
+            reference=PeerVerdict(verdict="reject" if error else "accept", error=error,
+                                  peer_id=None),
+            verifiers={}, sender_flags=[SenderNote(flag=f, detail=d) for f, d in notes])
+
+    refused = CellResult(verdict="reject", error="no", peer_id=None, outcome="false_reject")
+    empty = cert((SenderFlag.EMPTY_ISSUER, "issuer SEQUENCE {}"))
+    known = cert((SenderFlag.CRITICAL_EXTENSION, "2.5.29.19 (basicConstraints)"))
+    unknown = cert((SenderFlag.CRITICAL_EXTENSION, "2.5.29.19 (basicConstraints); 1.2.3.4"))
+    lenient, strict = tolerated(results, "lenient"), tolerated(results, "strict")
+    assert blame(empty, refused, lenient) == Blame("verifier", ())
+    assert blame(empty, refused, strict) == Blame("maker", ("empty-issuer",))
+    assert blame(known, refused, lenient) == Blame("verifier", ())
+    assert blame(unknown, refused, lenient) == Blame("maker", ("critical-extension",))
+    assert blame(empty, CellResult(verdict="accept", error=None, peer_id="P",
+                                   outcome="agree"), strict) is None
+    # the reference verifier: an empty issuer does not explain extension_missing
+    missing = cert((SenderFlag.EMPTY_ISSUER, "issuer SEQUENCE {}"), error="extension_missing")
+    assert blame(missing, missing.reference) == Blame("verifier", ())
+    assert blame(missing, missing.reference).text("reject", "reference") == "fixturegen bug"  # type: ignore[union-attr]
+    critical = cert((SenderFlag.CRITICAL_EXTENSION, "1.2.3.4"),
+                    error="unknown_critical_extension")
+    assert blame(critical, critical.reference) == Blame("maker", ("critical-extension",))

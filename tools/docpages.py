@@ -162,9 +162,10 @@ def checks_page() -> str:
               "The sender's judgement (`fixturegen/verify/sender.py`) of a certificate an "
               "implementation made in the interop stage: beside the verdict, every property a "
               "conforming receiver may refuse, with the rule the sender breaks. Every sender "
-              "flag entitles a receiver to refuse the certificate, so the reports blame such a "
-              "refusal on the maker ([The interop stage](../explain/harness.md#the-interop-"
-              "stage)).", "", "| sender flag | summary | rule | a receiver |", "|---|---|---|---|"]
+              "flag entitles a receiver to refuse the certificate, so the reports blame a "
+              "refusal one can explain on the maker ([The sender's judgement](../explain/"
+              "harness.md#the-senders-judgement-whose-fault-a-refusal-is)).", "",
+              "| sender flag | summary | rule | a receiver |", "|---|---|---|---|"]
     for sender in SenderFlag:
         lines.append(f"| <code id=\"sender-{sender.value}\">{sender.value}</code> | "
                      f"{_cell(sender.summary)} | {_cell(sender.rule)} | {_cell(sender.refusal)} |")
@@ -588,8 +589,9 @@ def results_pages(d: PageData) -> dict[str, str]:
                        + " | ".join(f"{g}/{t}" for g, t in r.cells) + " |"
                        for r in d.interop_rows]
         handshakes += ["", "Sender flags (the reference's judgement of each certificate as a "
-                       "sender: each entitles a receiver to refuse it, so a refusal is the "
-                       "maker's fault; [the list](../reference/checks.md#sender-flags)):", ""
+                       "sender: each entitles a receiver to refuse it, so a refusal one can "
+                       "explain is the maker's fault; "
+                       "[the list](../reference/checks.md#sender-flags)):", ""
                        ] if d.sender_rows else []
         handshakes += [f"- {m}: `{f}` on {n} of {total}: {_cell(detail)}" if f else
                        f"- {m}: none on its {total} certificate(s)"

@@ -13,8 +13,8 @@
 2b. **Judge the sender.** Beside its verdict, the reference judges each certificate as a
    sender (:mod:`fixturegen.verify.sender`): every property that entitles a receiver to refuse
    it (a critical extension other than libp2p's, an empty issuer, a GeneralizedTime before
-   2050 ...) is a sender flag, kept in ``sender_flags``. The reports blame a refusal of a
-   certificate with a sender flag on its maker, any other refusal on the verifier
+   2050 ...) is a sender flag, kept in ``sender_flags``. The reports blame a refusal on the
+   maker when a sender flag can explain it, any other refusal on the verifier
    (:func:`fixturegen.harness.report.blame`).
 3. **By handshake** where there is no API: an implementation that answers every certificate
    request with ``skip`` (litep2p: its certificate module is private) checks each certificate

@@ -143,8 +143,8 @@ class PeerMadeCertificate(_Model):
     verifiers: dict[str, CellResult] = Field(description="Every implementation, maker included")
     sender_flags: list[SenderNote] = Field(
         default_factory=list, description="The sender's judgement: every property of the "
-        "certificate that entitles a receiver to refuse it (empty: none). A receiver's refusal "
-        "of a certificate that has one is the maker's fault")
+        "certificate that entitles a receiver to refuse it (empty: none). The reports blame a "
+        "refusal one of them can explain on the maker")
 
 
 class GenerateAttempt(_Model):

@@ -256,8 +256,8 @@ class SenderFlag(StrEnum):
     The sender's judgement (:mod:`fixturegen.verify.sender`) reports these beside the verdict on
     each peer-made certificate of the interop stage. Each names the rule a sender breaks (tls.md,
     RFC 5280 or X.690) and why a receiver may refuse for it: every sender flag entitles a
-    receiver to refuse the certificate, so a refusal of a certificate that carries one is the
-    maker's fault, not the receiver's.
+    receiver to refuse the certificate, so a refusal it can explain is the maker's fault, not
+    the receiver's.
     """
 
     summary: str

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from fixturegen.verify.codes import SenderFlag
+from fixturegen.verify.codes import ErrorCode, SenderFlag
 from fixturegen.verify.der import (
     MAX_CERTIFICATE_BYTES,
     UTCTIME_RANGE,
@@ -38,6 +38,33 @@ EXTENSION_NAMES = {
 }
 SUBJECT_ALT_NAME = "2.5.29.17"
 EMPTY_NAME = b"\x30\x00"
+
+
+#: The reference verifier's refusals each sender flag explains: when the reference rejects a
+#: certificate with one of these codes and the certificate has the flag, the refusal is the
+#: sender's doing. (The reference accepts an empty name, a GeneralizedTime before 2050 and
+#: unique ids: no refusal of its own is theirs.)
+REFUSED_AS: dict[SenderFlag, frozenset[ErrorCode]] = {
+    SenderFlag.NOT_DER: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.CHAIN_NOT_ONE: frozenset({ErrorCode.CHAIN_LENGTH}),
+    SenderFlag.VERSION_NOT_V3: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.SERIAL_NOT_POSITIVE: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.SERIAL_TOO_LONG: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.SERIAL_NOT_MINIMAL: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.SIGNATURE_ALGORITHM_MISMATCH: frozenset({
+        ErrorCode.SIGNATURE_ALGORITHM_MISMATCH, ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME}),
+    SenderFlag.EMPTY_ISSUER: frozenset(),
+    SenderFlag.EMPTY_SUBJECT: frozenset(),
+    SenderFlag.FRACTIONAL_SECONDS: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.TIME_NOT_DER: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.GENERALIZED_TIME_BEFORE_2050: frozenset(),
+    SenderFlag.NOT_VALID_AT_RECEIPT: frozenset({ErrorCode.EXPIRED, ErrorCode.NOT_YET_VALID}),
+    SenderFlag.UNIQUE_ID_PRESENT: frozenset(),
+    SenderFlag.CRITICAL_FALSE_ENCODED: frozenset({ErrorCode.MALFORMED_CERTIFICATE}),
+    SenderFlag.EXTENSION_DUPLICATE: frozenset({ErrorCode.MALFORMED_CERTIFICATE,
+                                               ErrorCode.EXTENSION_DUPLICATE}),
+    SenderFlag.CRITICAL_EXTENSION: frozenset({ErrorCode.UNKNOWN_CRITICAL_EXTENSION}),
+}
 
 
 @dataclass(frozen=True, slots=True)
