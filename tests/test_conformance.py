@@ -171,3 +171,40 @@ def test_no_generated_fault_is_masked_for_a_shipped_implementation(
             if fault["status"] == "unreachable":
                 assert "cannot verify that key type" in (fault["reason"] or ""), fault
     assert problems == []
+
+
+#: World facts (a pinned run, 2026-12-06): the sender flags of each maker's own certificates.
+SENDER_FLAGS = {
+    "rust-libp2p": {"empty-issuer", "empty-subject"},
+    "go-libp2p": set(),
+    "js-libp2p": {"empty-issuer", "empty-subject"},
+    "py-libp2p-tls": set(),
+    "py-libp2p-quic": set(),
+    "litep2p": {"empty-issuer", "empty-subject"},
+}
+
+
+def test_the_sender_flags_are_the_judgement_of_the_kept_certificates(
+        results: dict[str, Any]) -> None:
+    """results.json's sender flags are the sender's judgement of the DER files kept in
+    peer-made/ (the validity window left out: it is judged at the time of the run), and each
+    maker's are the ones it makes today."""
+    from fixturegen.verify.codes import SenderFlag
+    from fixturegen.verify.sender import judge
+
+    folder = Path(os.environ.get("FIXTUREGEN_CONFORMANCE", ROOT / "out" / "conformance"))
+    by_maker: dict[str, set[str]] = {}
+    for cert in results["peer_made"]["certificates"]:
+        leaf = folder / cert["path"]
+        chain = [leaf.read_bytes()]
+        n = 2
+        while (extra := leaf.with_name(f"{cert['id']}.{n}.der")).exists():
+            chain.append(extra.read_bytes())
+            n += 1
+        recorded = [(f["flag"], f["detail"]) for f in cert["sender_flags"]
+                    if f["flag"] != SenderFlag.NOT_VALID_AT_RECEIPT]
+        assert recorded == [(f.flag.value, f.detail) for f in judge(chain)
+                            if f.flag is not SenderFlag.NOT_VALID_AT_RECEIPT], cert["id"]
+        by_maker.setdefault(cert["maker"], set()).update(flag for flag, _ in recorded)
+    stated = {maker: by_maker.get(maker, set()) for maker in SENDER_FLAGS}
+    assert stated == SENDER_FLAGS

@@ -5,9 +5,11 @@ registry (with the shims that version needs) and run over the corpus in API mode
 source tree (the registry's source of the pinned release, as a checkout would be) is built with
 a planted bug (one mutant of the reviewed mutation scope, named by its id), which the corpus
 must notice, and then built again pristine and run with ``--source``, where it must answer
-exactly as the pinned build does. The build cache is the user's (``$FIXTUREGEN_CACHE``, else
-``~/.cache/fixturegen``), so a second run takes the builds from it. Needs the pinned adapters
-(``make adapters``): without them the tests fail, they do not skip.
+exactly as the pinned build does. py-libp2p 0.5.0's own certificates (the interop stage) are
+judged as a sender: the critical extensions its generator wrote are flagged and blamed. The
+build cache is the user's (``$FIXTUREGEN_CACHE``, else ``~/.cache/fixturegen``), so a second run
+takes the builds from it. Needs the pinned adapters (``make adapters``): without them the tests
+fail, they do not skip.
 """
 
 from __future__ import annotations
@@ -205,3 +207,37 @@ def test_git_bisect_run_names_the_release_that_fixed_py_libp2p_listening(corpus:
              "--good", "diverges", "--corpus", str(corpus), "--adapters", str(ADAPTERS)]
     out = git("bisect", "run", *check)
     assert f"{commits['0.7.0']} is the first fixed commit" in out, out
+
+
+def test_the_sender_judgement_finds_py_libp2p_0_5_0s_critical_extensions(corpus: Path,
+                                                                          tmp_path: Path) -> None:
+    """py-libp2p 0.5.0's certificate generator marked basicConstraints and keyUsage critical:
+    the reference verifier understands both and accepts, but judged as a sender every one of
+    its certificates carries ``critical-extension``, and rust-libp2p's refusal of them (it
+    understands no critical extension but libp2p's, and must abort, tls.md) is blamed on the
+    maker. The pinned release (0.8.1) makes certificates without a sender flag, which
+    rust-libp2p accepts."""
+    certificates: dict[str, list[dict[str, Any]]] = {}
+    summaries: dict[str, str] = {}
+    for impl in ("py-libp2p-tls@0.5.0", "py-libp2p-tls"):
+        out = tmp_path / impl
+        done = fixturegen("harness", "run", "--impl", impl, "--impl", "rust-libp2p", "--mode",
+                          "api", "--no-transcripts", "--corpus", str(corpus), "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        data = json.loads((out / "results.json").read_text())
+        certificates[impl] = [c for c in data["peer_made"]["certificates"]
+                              if c["maker"] == "py-libp2p-tls"]
+        summaries[impl] = (out / "summary.md").read_text()
+        assert len(certificates[impl]) >= 3  # Ed25519, Secp256k1, RSA (two each)
+    old = certificates["py-libp2p-tls@0.5.0"]
+    assert {c["reference"]["verdict"] for c in old} == {"accept"}
+    assert [c["sender_flags"] for c in old] == [[{
+        "flag": "critical-extension",
+        "detail": "2.5.29.19 (basicConstraints); 2.5.29.15 (keyUsage)"}]] * len(old)
+    assert {c["verifiers"]["rust-libp2p"]["outcome"] for c in old} == {"false_reject"}
+    assert "by **rust-libp2p**: false\\_reject, the maker's fault (critical-extension)" in \
+        summaries["py-libp2p-tls@0.5.0"]
+    new = certificates["py-libp2p-tls"]
+    assert [c["sender_flags"] for c in new] == [[]] * len(new)
+    assert {c["verifiers"]["rust-libp2p"]["outcome"] for c in new} == {"agree"}
+    assert "- py-libp2p-tls: none on its" in summaries["py-libp2p-tls"]

@@ -52,7 +52,7 @@ from fixturegen.model.outputs import list_schema, show_schema, verify_schema
 from fixturegen.model.transcripts import transcripts_schema
 from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
-from fixturegen.verify.codes import Check, ErrorCode, Flag, check_table
+from fixturegen.verify.codes import Check, ErrorCode, Flag, SenderFlag, check_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -162,7 +162,19 @@ def checks_page() -> str:
         lines.append(f"| <code id=\"{flag.value}\">{flag.value}</code> | "
                      f"{'yes' if flag.reported else 'no'} | {_cell(flag.summary)} | "
                      f"{_cell(flag.note)} |")
-    lines += ["", f"{len(Check)} checks, {len(ErrorCode)} error codes, {len(Flag)} flags."]
+    lines += ["", "## Sender flags", "",
+              "The sender's judgement (`fixturegen/verify/sender.py`) of a certificate an "
+              "implementation made in the interop stage: beside the verdict, every property a "
+              "conforming receiver may refuse, with the rule the sender breaks. Every sender "
+              "flag entitles a receiver to refuse the certificate, so the reports blame a "
+              "refusal one can explain on the maker ([The sender's judgement](../explain/"
+              "harness.md#the-senders-judgement-whose-fault-a-refusal-is)).", "",
+              "| sender flag | summary | rule | a receiver |", "|---|---|---|---|"]
+    for sender in SenderFlag:
+        lines.append(f"| <code id=\"sender-{sender.value}\">{sender.value}</code> | "
+                     f"{_cell(sender.summary)} | {_cell(sender.rule)} | {_cell(sender.refusal)} |")
+    lines += ["", f"{len(Check)} checks, {len(ErrorCode)} error codes, {len(Flag)} flags, "
+              f"{len(SenderFlag)} sender flags."]
     return "\n".join(lines) + "\n"
 
 
@@ -742,6 +754,14 @@ def results_pages(d: PageData) -> dict[str, str]:
         handshakes += [f"| {r.maker} | {', '.join(r.types) or '-'} | "
                        + " | ".join(f"{g}/{t}" for g, t in r.cells) + " |"
                        for r in d.interop_rows]
+        handshakes += ["", "Sender flags (the reference's judgement of each certificate as a "
+                       "sender: each entitles a receiver to refuse it, so a refusal one can "
+                       "explain is the maker's fault; "
+                       "[the list](../reference/checks.md#sender-flags)):", ""
+                       ] if d.sender_rows else []
+        handshakes += [f"- {m}: `{f}` on {n} of {total}: {_cell(detail)}" if f else
+                       f"- {m}: none on its {total} certificate(s)"
+                       for m, f, n, total, detail in d.sender_rows]
         handshakes += ["", "Rejected:", ""] if d.interop_findings else []
         handshakes += [f"- {m} {t} by **{v}**: {o}: `{_cell(e).replace('`', '')}`"
                        for m, t, v, o, e in d.interop_findings]

@@ -8,7 +8,14 @@
    every implementation (its maker included) gets it as a ``certificate`` request expecting
    that PeerId. Each cell is an outcome against the maker's claim (the certificate is valid and
    stands for that PeerId): a rejection is an interop finding, and a certificate a live
-   implementation made that the reference verifier rejects is a bug in fixturegen.
+   implementation made that the reference verifier rejects is a bug in fixturegen, unless
+   the sender's judgement says otherwise (next).
+2b. **Judge the sender.** Beside its verdict, the reference judges each certificate as a
+   sender (:mod:`fixturegen.verify.sender`): every property that entitles a receiver to refuse
+   it (a critical extension other than libp2p's, an empty issuer, a GeneralizedTime before
+   2050 ...) is a sender flag, kept in ``sender_flags``. The reports blame a refusal on the
+   maker when a sender flag can explain it, any other refusal on the verifier
+   (:func:`fixturegen.harness.report.blame`).
 3. **By handshake** where there is no API: an implementation that answers every certificate
    request with ``skip`` (litep2p: its certificate module is private) checks each certificate
    whose key came with it in a real handshake instead, dialling the fixture peer that presents
@@ -27,6 +34,7 @@ import binascii
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fixturegen.harness import driver
@@ -40,6 +48,7 @@ from fixturegen.harness.results import (
     PeerMade,
     PeerMadeCertificate,
     PeerVerdict,
+    SenderNote,
 )
 from fixturegen.harness.session import Target, run_handshake
 from fixturegen.verify.der import (
@@ -48,6 +57,7 @@ from fixturegen.verify.der import (
     DERError,
     tlv,
 )
+from fixturegen.verify.sender import judge
 from fixturegen.verify.verifier import Verifier
 
 PER_TYPE = 2
@@ -216,15 +226,21 @@ def check_all(targets: Sequence[Target], made: Sequence[Made], folder: Path, *, 
                 error=answer.error, peer_id=answer.peer_id,
                 outcome=outcome(claim, answer.verdict, answer.peer_id, answer.failure))
     out: list[PeerMadeCertificate] = []
+    now = datetime.now(UTC)
     for cert in made:
-        verdict = reference.verify(list(cert.chain), expect_peer_id=cert.peer_id)
+        verdict = reference.verify(list(cert.chain), expect_peer_id=cert.peer_id, at=now)
         out.append(PeerMadeCertificate(
             id=cert.id, maker=cert.maker, host_key_type=cert.host_key_type, path=paths[cert.id],
             peer_id=cert.peer_id,
             reference=PeerVerdict(verdict="accept" if verdict.accepted else "reject",
                                   error=verdict.error, peer_id=verdict.peer_id),
-            verifiers=cells[cert.id]))
+            verifiers=cells[cert.id], sender_flags=sender_notes(cert.chain, now)))
     return out
+
+
+def sender_notes(chain: Sequence[bytes], at: datetime) -> list[SenderNote]:
+    """The sender's judgement on a chain an implementation made, as results.json keeps it."""
+    return [SenderNote(flag=f.flag, detail=f.detail) for f in judge(chain, at=at)]
 
 
 def run_interop(targets: Sequence[Target], folder: Path, *, timeout: float, startup: float,

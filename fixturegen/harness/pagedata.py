@@ -31,6 +31,7 @@ from fixturegen.harness.report import (
     markdown,
     mode_differences,
     proof_set_table,
+    sender_rows,
     summary_rows,
     write_all,
 )
@@ -149,6 +150,9 @@ class PageData(_Model):
     interop_findings: list[tuple[str, str, str, str, str]]
     not_made: list[tuple[str, str, str, str]]
     interop: bool
+    #: The sender's judgement per maker: (maker, sender flag or "" for none, certificates with
+    #: it, certificates made, details) (``fixturegen.harness.report.sender_rows``).
+    sender_rows: list[tuple[str, str, int, int, str]] = []
     #: Every text an implementation said, once (many cases share one error).
     texts: list[str] = []
     #: Per entry, whether each generated fault was reached (``harness/reach.py``).
@@ -269,7 +273,8 @@ def page_data(results: ResultsFile, produced: str | None = None) -> PageData:
         interop_rows=[InteropRow(maker=r.maker, types=r.types, cells=r.cells) for r in irows],
         interop_findings=[(m, t, v, o, shorten(e)) for m, t, v, o, e in interop_findings(results)],
         not_made=[(m, t, o, shorten(e)) for m, t, o, e in not_made],
-        interop=made is not None, texts=list(texts), reach=reach_rows(results))
+        interop=made is not None, texts=list(texts), reach=reach_rows(results),
+        sender_rows=[(m, f, n, total, shorten(d)) for m, f, n, total, d in sender_rows(results)])
 
 
 def load_page_data(path: Path) -> PageData:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
+from typing import Literal
 from xml.sax.saxutils import quoteattr
 
 from fixturegen.certs.schemes import SCHEMES
@@ -17,12 +18,17 @@ from fixturegen.harness.results import (
     CaseResult,
     CatalogueEntry,
     Implementation,
+    PeerMadeCertificate,
+    PeerVerdict,
     ResultsFile,
+    SenderNote,
     dump_results,
 )
 from fixturegen.markdown import code, md
 from fixturegen.owned import NotOwned, claim, mark, owned_files, write_file
+from fixturegen.verify.codes import Flag, SenderFlag
 from fixturegen.verify.inputs import printable
+from fixturegen.verify.sender import REFUSED_AS
 
 IMPORTANCE_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
 FINDING_ORDER = {"false_accept": 0, "false_reject": 1, "crash": 2, "hang": 3, "error": 4,
@@ -87,19 +93,137 @@ def interop_matrix(results: ResultsFile) -> tuple[list[str], list[InteropRow]]:
     return columns, rows
 
 
+@dataclass(frozen=True)
+class Blame:
+    """Whose fault a refusal of a peer-made certificate is: the maker's when a sender flag of
+    the certificate can explain it, else the verifier's."""
+
+    party: Literal["maker", "verifier"]
+    flags: tuple[str, ...]  # the sender flags that can explain the refusal, in their order
+
+    def text(self, outcome: str, verifier: str) -> str:
+        """The outcome as the interop findings show it, with whose fault it is."""
+        if self.party == "maker":
+            return f"{outcome}, the maker's fault ({', '.join(self.flags)})"
+        return "fixturegen bug" if verifier == "reference" else f"{outcome}, the verifier's fault"
+
+
+#: For each sender flag a receiver may be shown to tolerate, the verifier flag of the corpus's
+#: cases that carry it (a receiver whose API check accepted every one of those cases in the
+#: run does not refuse a certificate for that property).
+TOLERANCE_CASES: dict[SenderFlag, Flag] = {
+    SenderFlag.EMPTY_ISSUER: Flag.EMPTY_NAME,
+    SenderFlag.EMPTY_SUBJECT: Flag.EMPTY_NAME,
+    SenderFlag.CRITICAL_EXTENSION: Flag.CRITICAL_KNOWN_EXTENSION,
+    SenderFlag.GENERALIZED_TIME_BEFORE_2050: Flag.GENERALIZED_TIME_BEFORE_2050,
+    SenderFlag.UNIQUE_ID_PRESENT: Flag.UNIQUE_ID_PRESENT,
+}
+#: The critical extensions those cases mark critical: basicConstraints, keyUsage and
+#: subjectAltName (a receiver that accepts them may still refuse another).
+TOLERANCE_CRITICAL = frozenset({"2.5.29.19", "2.5.29.15", "2.5.29.17"})
+
+
+def tolerated(results: ResultsFile, name: str) -> frozenset[SenderFlag]:
+    """The sender flags implementation ``name`` is shown to tolerate: its API entry accepted
+    every corpus case of the run that carries the property (:data:`TOLERANCE_CASES`)."""
+    from fixturegen.cases import CATALOGUE
+
+    verdicts = {c.id: c.verdict for impl in results.implementations
+                if impl.name == name and impl.mode == "api" for c in impl.cases}
+    out: set[SenderFlag] = set()
+    for sender, flag in TOLERANCE_CASES.items():
+        shown = [c.id for c in CATALOGUE if flag in c.flags and c.id in verdicts]
+        if shown and all(verdicts[i] == "accept" for i in shown):
+            out.add(sender)
+    return frozenset(out)
+
+
+def _tolerates(note: SenderNote, shown: frozenset[SenderFlag]) -> bool:
+    if note.flag not in shown:
+        return False
+    if note.flag is SenderFlag.CRITICAL_EXTENSION:  # detail: "OID (name); OID ..."
+        return {part.split(" ")[0] for part in note.detail.split("; ")} <= TOLERANCE_CRITICAL
+    return True
+
+
+def blame(cert: PeerMadeCertificate, verdict: PeerVerdict,
+          shown: frozenset[SenderFlag] | None = None) -> Blame | None:
+    """Whose fault ``verdict``'s refusal of ``cert`` is (None: it is not a refusal).
+
+    The reference verifier's (``shown`` None): the maker's when its error code is one a sender
+    flag of the certificate explains (:data:`fixturegen.verify.sender.REFUSED_AS`). An
+    implementation's: the maker's when the certificate has a sender flag the implementation is
+    not ``shown`` to tolerate (:func:`tolerated`)."""
+    if verdict.verdict != "reject":
+        return None
+    if shown is None:
+        causes = [n.flag.value for n in cert.sender_flags
+                  if verdict.error in {c.value for c in REFUSED_AS[n.flag]}]
+    else:
+        causes = [n.flag.value for n in cert.sender_flags if not _tolerates(n, shown)]
+    return Blame("maker" if causes else "verifier", tuple(dict.fromkeys(causes)))
+
+
+def sender_rows(results: ResultsFile) -> list[tuple[str, str, int, int, str]]:
+    """(maker, sender flag, certificates with it, certificates made, the details once each),
+    per maker in attempt order; a maker whose certificates carry none has one row with flag
+    ``""``."""
+    made = results.peer_made
+    if made is None:
+        return []
+    rows: list[tuple[str, str, int, int, str]] = []
+    for maker in dict.fromkeys(a.maker for a in made.attempts):
+        certs = [c for c in made.certificates if c.maker == maker]
+        if not certs:
+            continue
+        flags: dict[str, list[str]] = {}
+        for cert in certs:
+            for note in cert.sender_flags:
+                flags.setdefault(note.flag.value, []).append(note.detail)
+        if not flags:
+            rows.append((maker, "", 0, len(certs), ""))
+        for flag, details in flags.items():
+            rows.append((maker, flag, len(details), len(certs),
+                         "; ".join(dict.fromkeys(details))))
+    return rows
+
+
+def _sender_markdown(results: ResultsFile) -> list[str]:
+    rows = sender_rows(results)
+    if not rows:
+        return []
+    lines = ["", "Sender flags (the reference's judgement of each certificate as a sender: "
+             "each entitles a receiver to refuse it, so a refusal one can explain is the "
+             "maker's fault):", ""]
+    for maker, flag, count, total, details in rows:
+        if not flag:
+            lines.append(f"- {md(maker)}: none on its {total} certificate(s)")
+        else:
+            lines.append(f"- {md(maker)}: {code(flag)} on {count} of {total}: {md(details)}")
+    return lines
+
+
 def interop_findings(results: ResultsFile) -> list[tuple[str, str, str, str, str]]:
     """(maker, host key type, verifier, outcome, what it said) for every cell not accepted,
-    once per distinct text; the reference verifier's rejections first."""
+    once per distinct text; the reference verifier's rejections first. A refusal's outcome says
+    whose fault it is (:func:`blame`, with what each verifier is shown to tolerate)."""
     made = results.peer_made
     seen: dict[tuple[str, str, str, str, str], str] = {}  # the finding, and its first file
+    shown: dict[str, frozenset[SenderFlag]] = {}
     for cert in made.certificates if made else []:
         if cert.reference.verdict != "accept" or cert.reference.peer_id != cert.peer_id:
-            seen.setdefault((cert.maker, cert.host_key_type, "reference", "fixturegen bug",
+            fault = blame(cert, cert.reference)
+            seen.setdefault((cert.maker, cert.host_key_type, "reference",
+                             fault.text("reject", "reference") if fault else "fixturegen bug",
                              str(cert.reference.error)), cert.path)
     for cert in made.certificates if made else []:
         for name, cell in cert.verifiers.items():
             if cell.outcome != "agree":
-                seen.setdefault((cert.maker, cert.host_key_type, name, cell.outcome,
+                if name not in shown:
+                    shown[name] = tolerated(results, name)
+                fault = blame(cert, cell, shown[name])
+                seen.setdefault((cert.maker, cert.host_key_type, name,
+                                 fault.text(cell.outcome, name) if fault else cell.outcome,
                                  cell.error or "no error"), cert.path)
     return [(m, t, v, o, f"{e} (e.g. {path})") for (m, t, v, o, e), path in seen.items()]
 
@@ -123,6 +247,7 @@ def _interop_markdown(results: ResultsFile) -> list[str]:
     if missing:
         lines += ["", "Not made:", ""]
         lines += [f"- {md(m)} {md(t)}: **{md(o)}**: {code(e)}" for m, t, o, e in missing]
+    lines += _sender_markdown(results)
     found = interop_findings(results)
     if found:
         lines += ["", "Rejected:", ""]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fixturegen.harness.compare import Outcome
 from fixturegen.keys.kinds import HostKeyName
 from fixturegen.model.manifest import Family, json_schema
+from fixturegen.verify.codes import SenderFlag
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
 
@@ -136,6 +137,15 @@ class CellResult(PeerVerdict):
                              "and stands for the maker's PeerId")
 
 
+class SenderNote(_Model):
+    """One sender flag of the sender's judgement (fixturegen/verify/sender.py) on a peer-made
+    certificate: a property that entitles a receiver to refuse it."""
+
+    flag: SenderFlag
+    detail: str = Field(description="What it is about: the OIDs of the critical extensions, "
+                        "the time as written, the serial's length ...")
+
+
 class PeerMadeCertificate(_Model):
     id: str = Field(description="MAKER.HOST_KEY_TYPE.N")
     maker: str = Field(description="The implementation whose generator made it")
@@ -144,6 +154,10 @@ class PeerMadeCertificate(_Model):
     peer_id: str = Field(description="The PeerId the maker announced for it")
     reference: PeerVerdict = Field(description="fixturegen's reference verifier")
     verifiers: dict[str, CellResult] = Field(description="Every implementation, maker included")
+    sender_flags: list[SenderNote] = Field(
+        default_factory=list, description="The sender's judgement: every property of the "
+        "certificate that entitles a receiver to refuse it (empty: none). The reports blame a "
+        "refusal one of them can explain on the maker")
 
 
 class GenerateAttempt(_Model):

@@ -11,7 +11,9 @@ claim of an identity is examined. The first failing check is the verdict.
 :class:`ErrorCode` names each way a check fails; its members are in check order. :class:`Flag`
 names each borderline feature, with the note that explains it once (as Project Wycheproof's
 ``notes``). The manifest's ``error_codes`` and ``notes``, the schema's enums and the
-documentation's page of checks, codes and flags all come from these three enums. This module
+documentation's page of checks, codes and flags all come from these three enums.
+:class:`SenderFlag` names what the sender's judgement (:mod:`fixturegen.verify.sender`) finds in
+a certificate an implementation made, with the rule its sender broke. This module
 imports nothing from the toolkit: the generator declares its expectations in the verifier's
 words, never the reverse.
 """
@@ -246,6 +248,109 @@ class Flag(StrEnum):
         "cv-scheme-equals-certificate",
         "the CertificateVerify scheme is the certificate's signature scheme",
         "The CertificateVerify scheme is the certificate's own signature scheme.", False)
+
+
+class SenderFlag(StrEnum):
+    """A property of a certificate an implementation *made* that a conforming receiver may refuse.
+
+    The sender's judgement (:mod:`fixturegen.verify.sender`) reports these beside the verdict on
+    each peer-made certificate of the interop stage. Each names the rule a sender breaks (tls.md,
+    RFC 5280 or X.690) and why a receiver may refuse for it: every sender flag entitles a
+    receiver to refuse the certificate, so a refusal it can explain is the maker's fault, not
+    the receiver's.
+    """
+
+    summary: str
+    rule: str
+    refusal: str
+
+    if not TYPE_CHECKING:  # members are made from tuples; calls look a value up
+        def __new__(cls, value: str, summary: str, rule: str, refusal: str) -> SenderFlag:
+            member = str.__new__(cls, value)
+            member._value_ = value
+            member.summary = summary
+            member.rule = rule
+            member.refusal = refusal
+            return member
+
+    NOT_DER = (
+        "not-der", "the certificate is not a DER X.509 Certificate SEQUENCE",
+        "RFC 5280 4.1 (DER, X.690 section 10)",
+        "A receiver cannot read it; the judgement stops here.")
+    CHAIN_NOT_ONE = (
+        "chain-not-one", "more than one certificate sent",
+        "tls.md: endpoints MUST NOT send a certificate chain that contains more than one "
+        "certificate",
+        "The spec forbids it to the sender; a receiver may refuse the chain.")
+    VERSION_NOT_V3 = (
+        "version-not-v3", "the version is not v3",
+        "RFC 5280 4.1.2.1: when extensions are used (libp2p's always is) the version MUST be 3",
+        "A v1 or v2 certificate cannot carry the libp2p extension; a receiver may refuse it.")
+    SERIAL_NOT_POSITIVE = (
+        "serial-not-positive", "the serial number is zero or negative",
+        "RFC 5280 4.1.2.2: the serial number MUST be a positive integer",
+        "Receivers are only asked to handle such certificates gracefully; strict parsers "
+        "(the reference verifier among them) refuse them.")
+    SERIAL_TOO_LONG = (
+        "serial-too-long", "the serial number is longer than 20 octets",
+        "RFC 5280 4.1.2.2: senders MUST NOT use serialNumber values longer than 20 octets",
+        "Receivers MUST handle up to 20 octets only; a longer one may be refused.")
+    SERIAL_NOT_MINIMAL = (
+        "serial-not-minimal", "the serial number INTEGER is not minimally encoded",
+        "X.690 8.3.2 (DER): an INTEGER's first nine bits are not all zero or all one",
+        "Not DER: a strict receiver refuses it.")
+    SIGNATURE_ALGORITHM_MISMATCH = (
+        "signature-algorithm-mismatch",
+        "tbsCertificate.signature differs from the outer signatureAlgorithm",
+        "RFC 5280 4.1.1.2: signatureAlgorithm MUST be the same as the signature field of the "
+        "tbsCertificate",
+        "A receiver may refuse it (the reference verifier does: signature_algorithm_mismatch).")
+    EMPTY_ISSUER = (
+        "empty-issuer", "the issuer is an empty Name",
+        "RFC 5280 4.1.2.4: the issuer field MUST contain a non-empty distinguished name",
+        "Strict X.509 parsers refuse it.")
+    EMPTY_SUBJECT = (
+        "empty-subject", "the subject is empty without a critical subjectAltName",
+        "RFC 5280 4.1.2.6: an empty subject requires a subjectAltName marked critical",
+        "Strict X.509 parsers refuse it.")
+    FRACTIONAL_SECONDS = (
+        "fractional-seconds", "a validity time has fractional seconds",
+        "RFC 5280 4.1.2.5.2: GeneralizedTime MUST NOT include fractional seconds",
+        "Not the one DER form of a time: a strict receiver refuses it.")
+    TIME_NOT_DER = (
+        "time-not-der", "a validity time is not YYMMDDHHMMSSZ / YYYYMMDDHHMMSSZ",
+        "RFC 5280 4.1.2.5.1 and 4.1.2.5.2: seconds present, Zulu, no other form",
+        "Not the one DER form of a time (or not a time at all): a strict receiver refuses it.")
+    GENERALIZED_TIME_BEFORE_2050 = (
+        "generalized-time-before-2050", "a 1950..2049 validity time written as GeneralizedTime",
+        "RFC 5280 4.1.2.5: dates through 2049 MUST be encoded as UTCTime",
+        "A receiver may refuse it (the reference verifier accepts, with the flag of the same "
+        "name).")
+    NOT_VALID_AT_RECEIPT = (
+        "not-valid-at-receipt", "the validity window does not hold the time it was judged",
+        "tls.md: NotBefore and NotAfter set such that the certificate is valid at the time it "
+        "is received",
+        "A receiver must refuse a certificate outside its validity window.")
+    UNIQUE_ID_PRESENT = (
+        "unique-id-present", "issuerUniqueID or subjectUniqueID present",
+        "RFC 5280 4.1.2.8: conforming senders MUST NOT generate certificates with unique "
+        "identifiers",
+        "Either verdict is conformant (the verifier's flag of the same name).")
+    CRITICAL_FALSE_ENCODED = (
+        "critical-false-encoded", "an extension writes critical FALSE out",
+        "X.690 11.5 (DER): a DEFAULT value is omitted; RFC 5280 4.1",
+        "Not DER: a strict receiver refuses it (the reference verifier does).")
+    EXTENSION_DUPLICATE = (
+        "extension-duplicate", "an extension appears more than once",
+        "RFC 5280 4.2: a certificate MUST NOT include more than one instance of an extension",
+        "A receiver may refuse it.")
+    CRITICAL_EXTENSION = (
+        "critical-extension", "a critical extension other than libp2p's",
+        "tls.md: endpoints MUST abort if the certificate contains critical extensions they do "
+        "not understand; a libp2p verifier need understand only libp2p's",
+        "A receiver that does not understand it must refuse (rust-libp2p refuses every critical "
+        "extension but libp2p's); one that understands it (X.509 libraries, the reference "
+        "verifier for basicConstraints, keyUsage, extKeyUsage, subjectAltName) accepts.")
 
 
 #: The manifest's ``error_codes``: every code, in check order, with what it means.

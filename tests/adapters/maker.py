@@ -3,7 +3,9 @@
 ``ed25519``: a real certificate (the corpus's valid ``matrix.ed25519.ed25519.fixed`` fixture,
 with its PeerId); ``secp256k1``: base64 of bytes that are not DER; ``ecdsa``: no answer at all
 (hang); ``rsa``: skip. ``certificate`` requests are accepted with the PeerId the caller expects,
-except that the second argument, if given, names a verdict to give instead (``reject``).
+except that the second argument, if given, names a verdict to give instead (``reject``). A third
+argument names another corpus fixture to make for ``ed25519`` (with its PeerId, or the matrix
+fixture's when the manifest states none).
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ def main() -> int:
     fixture = "matrix.ed25519.ed25519.fixed"
     manifest = json.loads((corpus / "manifest.json").read_text())
     peer = next(f for f in manifest["fixtures"] if f["id"] == fixture)["expected"]["peer_id"]
+    if len(sys.argv) > 3:
+        fixture = sys.argv[3]
+        peer = next(f for f in manifest["fixtures"] if f["id"] == fixture)["expected"][
+            "peer_id"] or peer
     der = (corpus / f"certs/{fixture}.der").read_bytes()
     verdict = sys.argv[2] if len(sys.argv) > 2 else "accept"
     for line in sys.stdin:
