@@ -326,7 +326,7 @@ def formats_index() -> str:
 
 CASE_PAGES = {"valid": "Valid certificates", "invalid": "Invalid certificates",
               "acceptable": "Acceptable certificates", "times": "Validity times",
-              "faults": "Generated faults"}
+              "faults": "Generated faults", "boundaries": "Boundary values"}
 
 
 def _spec(rule: str) -> str:
