@@ -58,10 +58,11 @@ from fixturegen.certs.builder import (
     derived_serial,
     name,
 )
-from fixturegen.certs.extension import LIBP2P_EXTENSION_OID, signed_key
+from fixturegen.certs.extension import LIBP2P_EXTENSION_OID, handshake_message, signed_key
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
-from fixturegen.keys import KeyKind
+from fixturegen.keys import KeyKind, KeyPair
+from fixturegen.keys.derive import derive_private_key
 from fixturegen.keys.fixed import load_fixed
 from fixturegen.verify.codes import ErrorCode, Flag
 
@@ -384,14 +385,17 @@ def _rsa_lengths(error: ErrorCode) -> tuple[Partition, ...]:
 
 def _host_signature_length(ctx: BuildContext, which: str) -> Built:
     """The fixed RSA-2048 host key signs certificate keys (P-256, one per attempt, derived from
-    the seed: the same in the three partitions) until its signature's first octet is zero."""
+    the seed alone: the same in the three partitions) until its signature's first octet is
+    zero."""
     host = ctx.host("RSA", source="fixed")
 
     def attempt(i: int) -> Built | None:
-        d = ctx.draft(host=host, cert_key=ctx.shared(KeyKind.P256, f"rsa-length-{i}"))
-        sig = host_signature(host, d)
+        key = KeyPair.of(KeyKind.P256, derive_private_key(
+            KeyKind.P256, ctx.seed, f"boundary/rsa-length/{i}"), "throwaway")
+        sig = host.sign(handshake_message(key.spki))
         if sig[0]:
             return None
+        d = ctx.draft(host=host, cert_key=key)
         return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, _rsa_length(sig, which))))
 
     return _found(ctx, "host-signature.rsa-length", attempt)
