@@ -343,6 +343,20 @@ def _flags(c: Case) -> str:
     return ", ".join(f"[`{f.value}`](../checks.md#{f.value})" for f in c.flags) or "-"
 
 
+def _covered(family: str) -> list[str]:
+    """For a family of the boundary model, the line naming the partitions an existing case
+    already sits on (they make no case of their own); nothing for other families."""
+    from fixturegen.cases.boundaries import PROPERTIES
+
+    for prop in PROPERTIES:
+        if prop.family == family:
+            named = [f"`{p.name}`: `{p.existing}`" for p in prop.partitions if p.existing]
+            if named:
+                return ["Partitions an existing case already covers: " + "; ".join(named)
+                        + ".", ""]
+    return []
+
+
 def cases_page(section: str) -> str:
     cases = [c for c in CATALOGUE if c.section == section]
     families: dict[str, list[Case]] = {}
@@ -362,9 +376,10 @@ def cases_page(section: str) -> str:
                       f"Result: {first.result}. Rule: {first.rule or '-'} "
                       f"({_spec(first.rule)}). Importance: {first.importance or '-'}. "
                       f"Verifier: {_error(first)}."
-                      + (f" Flags: {_flags(first)}." if first.flags else ""), ""]
+                      + (f" Flags: {_flags(first)}." if first.flags else ""), "",
+                      *_covered(family)]
             continue
-        lines += [f"## `{family}`", ""]
+        lines += [f"## `{family}`", "", *_covered(family)]
         shared = {(c.rule, c.importance, c.error) for c in members}
         results = {c.result for c in members}
         flagged = any(c.flags for c in members)
