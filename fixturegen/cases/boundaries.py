@@ -354,8 +354,9 @@ boundary(Property(
     "certificate-key.rsa-bits", "certificate-key",
     "A certificate with a valid Ed25519 extension, signed with rsa_pkcs1_sha256 by a fixed "
     "RSA certificate key of this size:",
-    "tls.md sets no key size; rust-libp2p (webpki): 2048..8192 bits",
-    around([Limit(2048, "rust-libp2p's minimum"), Limit(8192, "rust-libp2p's maximum")],
+    "tls.md sets no key size; rust-libp2p (webpki, ring): 2048..8192 bits",
+    around([Limit(2048, "rust-libp2p's minimum, which ring counts in whole bytes"),
+            Limit(8192, "rust-libp2p's maximum")],
            _rsa_certificate_verdict, "bits",
            existing={2048: "matrix.rsa_pkcs1_sha256.ed25519.fixed"}),
     lambda ctx, bits: ctx.built(ctx.draft("rsa_pkcs1_sha256", cert_kind=_rsa_kind(bits),

@@ -216,7 +216,8 @@ class Flag(StrEnum):
     WEAK_RSA_KEY = (
         "weak-rsa-key", "an RSA certificate key under 2048 bits",
         "An RSA certificate key under 2048 bits. The spec sets no minimum; rust-libp2p requires "
-        "2048..8192 bits. The reference verifier rejects (unsupported_signature_scheme).")
+        "2048..8192 bits, counted in whole bytes of the modulus (RSA-1024 fails, RSA-2047 "
+        "passes). The reference verifier rejects (unsupported_signature_scheme).")
     LARGE_RSA_KEY = (
         "large-rsa-key", "an RSA certificate key over 8192 bits",
         "An RSA certificate key over 8192 bits. The spec sets no maximum; rust-libp2p (webpki) "
