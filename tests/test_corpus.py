@@ -160,8 +160,11 @@ def test_an_id_template_field_is_a_plain_name() -> None:
             template_values(bad, {"x": "v"})
 
 
-#: Valid cases whose notAfter is 2049-12-31T23:59:59Z: the last UTCTime instant.
-UNTIL_2049 = {"valid.time.utc-2049"}
+#: Valid cases whose notAfter is at the UTCTime / GeneralizedTime switch: 2049-12-31T23:59:59Z
+#: (the last UTCTime instant) and 2050-01-01T00:00:00Z (the first GeneralizedTime one).
+UNTIL_SWITCH = {"valid.time.utc-2049": datetime(2049, 12, 31, 23, 59, 59, tzinfo=UTC),
+                "boundary.validity.time-switch.generalized-2050": datetime(2050, 1, 1,
+                                                                           tzinfo=UTC)}
 
 
 def test_valid_fixtures_from_the_outside(corpus: Path, fixtures: dict[str, dict[str, Any]]
@@ -182,9 +185,8 @@ def test_valid_fixtures_from_the_outside(corpus: Path, fixtures: dict[str, dict[
         if not f["id"].startswith("acceptable."):
             assert cert.issuer == cert.subject and len(cert.subject) > 0
             assert cert.not_valid_before_utc <= datetime(2000, 1, 1, tzinfo=UTC)
-            # The UTCTime edge case ends 2049-12-31 by design (README: validity times).
-            last = (datetime(2049, 12, 31, 23, 59, 59, tzinfo=UTC) if f["id"] in UNTIL_2049
-                    else datetime(2999, 12, 31, 23, 59, 59, tzinfo=UTC))
+            # The UTCTime edge cases end at the switch by design (README: validity times).
+            last = UNTIL_SWITCH.get(f["id"], datetime(2999, 12, 31, 23, 59, 59, tzinfo=UTC))
             assert cert.not_valid_after_utc >= last
             critical = [e.oid for e in cert.extensions if e.critical]
             assert critical in ([], [outside.LIBP2P_OID]), f["id"]

@@ -198,3 +198,52 @@ def test_cached_failures_keep_no_caller_alive(corpus: Path, manifest: dict[str, 
     assert [r for r in refs if r() is not None] == []
     rejected = [f for f in manifest["fixtures"] if f["expected"]["result"] == "invalid"]
     assert len(rejected) > 50  # the failure paths ran
+
+
+def test_ed25519_encodings_rfc_8032_says_do_not_decode_are_refused() -> None:
+    """RFC 8032 5.1.3: y >= p fails, and x = 0 (y = 1 or p - 1) with its sign bit set fails;
+    OpenSSL reads both as the point they are congruent to, so the verifier checks them."""
+    from fixturegen.verify.identity import (
+        ED25519_P,
+        ED25519_SMALL_ORDER,
+        HostKeyMalformed,
+        check_ed25519_encoding,
+    )
+
+    def encoded(y: int, sign: bool = False) -> bytes:
+        return (y | (sign << 255)).to_bytes(32, "little")
+
+    for bad in (encoded(ED25519_P), encoded(ED25519_P + 1), encoded(2**255 - 1),
+                encoded(1, sign=True), encoded(ED25519_P - 1, sign=True)):
+        with pytest.raises(HostKeyMalformed, match="not canonical"):
+            check_ed25519_encoding(bad)
+    # the edges that still decode: y = p - 1 (the point of order 2), y = 2 with x's sign bit
+    for good in (encoded(ED25519_P - 1), encoded(1), encoded(2, sign=True)):
+        check_ed25519_encoding(good)
+    # the flag's eight encodings are canonical, distinct points whose 8-fold is the identity
+    # (the Edwards addition law, RFC 8032 5.1.4, written out here)
+    p, d = ED25519_P, -121665 * pow(121666, -1, ED25519_P) % ED25519_P
+
+    def decode(b: bytes) -> tuple[int, int]:
+        y = int.from_bytes(b, "little") & ((1 << 255) - 1)
+        x2 = (y * y - 1) * pow(d * y * y + 1, -1, p) % p
+        x = pow(x2, (p + 3) // 8, p)
+        if (x * x - x2) % p:
+            x = x * pow(2, (p - 1) // 4, p) % p
+        assert (x * x - x2) % p == 0
+        return (p - x if x & 1 != b[31] >> 7 else x), y
+
+    def add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        t = d * a[0] * b[0] * a[1] * b[1]
+        return ((a[0] * b[1] + b[0] * a[1]) * pow(1 + t, -1, p) % p,
+                (a[1] * b[1] + a[0] * b[0]) * pow(1 - t, -1, p) % p)
+
+    points = set()
+    for encoding in ED25519_SMALL_ORDER:
+        check_ed25519_encoding(encoding)
+        q = point = decode(encoding)
+        for _ in range(3):
+            q = add(q, q)
+        assert q == (0, 1), encoding.hex()
+        points.add(point)
+    assert len(points) == 8

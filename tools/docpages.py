@@ -499,7 +499,7 @@ def formats_index() -> str:
 
 CASE_PAGES = {"valid": "Valid certificates", "invalid": "Invalid certificates",
               "acceptable": "Acceptable certificates", "times": "Validity times",
-              "faults": "Generated faults"}
+              "faults": "Generated faults", "boundaries": "Boundary values"}
 
 
 def _spec(rule: str) -> str:
@@ -514,6 +514,20 @@ def _error(c: Case) -> str:
 
 def _flags(c: Case) -> str:
     return ", ".join(f"[`{f.value}`](../checks.md#{f.value})" for f in c.flags) or "-"
+
+
+def _covered(family: str) -> list[str]:
+    """For a family of the boundary model, the line naming the partitions an existing case
+    already sits on (they make no case of their own); nothing for other families."""
+    from fixturegen.cases.boundaries import PROPERTIES
+
+    for prop in PROPERTIES:
+        if prop.family == family:
+            named = [f"`{p.name}`: `{p.existing}`" for p in prop.partitions if p.existing]
+            if named:
+                return ["Partitions an existing case already covers: " + "; ".join(named)
+                        + ".", ""]
+    return []
 
 
 def cases_page(section: str) -> str:
@@ -535,9 +549,10 @@ def cases_page(section: str) -> str:
                       f"Result: {first.result}. Rule: {first.rule or '-'} "
                       f"({_spec(first.rule)}). Importance: {first.importance or '-'}. "
                       f"Verifier: {_error(first)}."
-                      + (f" Flags: {_flags(first)}." if first.flags else ""), ""]
+                      + (f" Flags: {_flags(first)}." if first.flags else ""), "",
+                      *_covered(family)]
             continue
-        lines += [f"## `{family}`", ""]
+        lines += [f"## `{family}`", "", *_covered(family)]
         shared = {(c.rule, c.importance, c.error) for c in members}
         results = {c.result for c in members}
         flagged = any(c.flags for c in members)

@@ -2,6 +2,7 @@
 
 from fixturegen.cases import (  # noqa: F401  (they register cases)
     acceptable,
+    boundaries,
     faults,
     invalid,
     peerids,

@@ -58,6 +58,7 @@ SECTIONS: dict[str, str] = {
     "times": "Validity times",
     "faults": "Generated faults (each fault of the extension under every host key type, "
               "pairwise over certificate scheme and extension placement)",
+    "boundaries": "Boundary values (each property of the model at and around its limits)",
     "cv": "CertificateVerify vectors, valid",
     "cv-invalid": "CertificateVerify vectors, invalid",
     "ps": "Handshake proof sets (one proof corrupted alone)",

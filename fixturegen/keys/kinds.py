@@ -67,6 +67,15 @@ class KeyKind(StrEnum):
     # catalogue's size cases). Fixed, not derived: a prime search at these sizes costs seconds.
     RSA_8192 = ("rsa-8192", 8192, None, None, "RSA", "rsa_pss_rsae_sha256", True)
     RSA_8704 = ("rsa-8704", 8704, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    # One bit below and above each RSA size limit a shipped implementation enforces (go-libp2p's
+    # 2048 and 8192, py-libp2p's 4096; js-libp2p's PKIX byte limit falls between 8191 and
+    # 8192): the host keys of the boundary model (cases/boundaries.py). Fixed, like the others.
+    RSA_2047 = ("rsa-2047", 2047, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    RSA_2049 = ("rsa-2049", 2049, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    RSA_4095 = ("rsa-4095", 4095, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    RSA_4097 = ("rsa-4097", 4097, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    RSA_8191 = ("rsa-8191", 8191, None, None, "RSA", "rsa_pss_rsae_sha256", True)
+    RSA_8193 = ("rsa-8193", 8193, None, None, "RSA", "rsa_pss_rsae_sha256", True)
     P256 = ("p256", None, "secp256r1",
             0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
             "ECDSA", "ecdsa_secp256r1_sha256", True)

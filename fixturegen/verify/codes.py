@@ -218,7 +218,19 @@ class Flag(StrEnum):
     WEAK_RSA_KEY = (
         "weak-rsa-key", "an RSA certificate key under 2048 bits",
         "An RSA certificate key under 2048 bits. The spec sets no minimum; rust-libp2p requires "
-        "2048..8192 bits. The reference verifier rejects (unsupported_signature_scheme).")
+        "2048..8192 bits, counted in whole bytes of the modulus (RSA-1024 fails, RSA-2047 "
+        "passes). The reference verifier rejects (unsupported_signature_scheme).")
+    LARGE_RSA_KEY = (
+        "large-rsa-key", "an RSA certificate key over 8192 bits",
+        "An RSA certificate key over 8192 bits. The spec sets no maximum; rust-libp2p (webpki) "
+        "accepts 2048..8192 bits. The reference verifier rejects (unsupported_signature_scheme).")
+    ED25519_SMALL_ORDER_KEY = (
+        "ed25519-small-order-key", "an Ed25519 host key that is a point of small order",
+        "An Ed25519 host key that is one of the eight points of small order (the identity "
+        "included): a signature (R = [r]B, S = r) verifies under it for every message by RFC "
+        "8032's equation, which does not exclude such keys; libsodium and ed25519-dalek's "
+        "strict verification reject them, Go's crypto/ed25519 and OpenSSL accept. Either "
+        "verdict is conformant; the reference verifier accepts.")
     RSA_HOST_KEY_SIZE = (
         "rsa-host-key-size", "an RSA host key outside 2048..8192 bits",
         "An RSA host key under 2048 or over 8192 bits. The peer-id spec sets no size; go-libp2p "

@@ -52,6 +52,32 @@ def decode_public_key(pb: bytes) -> tuple[int, bytes]:
     return key_type, pb[pos:]
 
 
+ED25519_P = 2**255 - 19
+#: The canonical encodings of the eight Ed25519 points of small order (the identity, the point
+#: of order 2, the two of order 4 and the four of order 8).
+ED25519_SMALL_ORDER = frozenset(bytes.fromhex(h) for h in (
+    "0100000000000000000000000000000000000000000000000000000000000000",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000000000000000000080",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+))
+
+
+def check_ed25519_encoding(data: bytes) -> None:
+    """RFC 8032 5.1.3: a 32-byte point encoding whose y is at least p, or whose x's sign bit is
+    set where x is 0 (y = 1 or y = p - 1), does not decode. (OpenSSL reads both as the point
+    they are congruent to: the verifier checks them itself.)"""
+    y = int.from_bytes(data, "little") & ((1 << 255) - 1)
+    if y >= ED25519_P:
+        raise HostKeyMalformed("Ed25519 key data is not canonical: y is not below p")
+    if data[31] & 0x80 and y in (1, ED25519_P - 1):
+        raise HostKeyMalformed("Ed25519 key data is not canonical: x is 0 with its sign bit set")
+
+
 def _base58(data: bytes) -> str:
     digits = bytearray()
     num = int.from_bytes(data, "big")

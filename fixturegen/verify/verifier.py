@@ -35,9 +35,11 @@ from fixturegen.verify.der import (
     tlv,
 )
 from fixturegen.verify.identity import (
+    ED25519_SMALL_ORDER,
     TYPE_NAMES,
     HostKeyMalformed,
     HostKeyUnsupported,
+    check_ed25519_encoding,
     decode_public_key,
     peer_id,
     peer_id_forms,
@@ -225,6 +227,7 @@ class Verifier:
             if name == "Ed25519":
                 if len(data) != 32:
                     raise HostKeyMalformed(f"Ed25519 key data of {len(data)} bytes, not 32")
+                check_ed25519_encoding(data)
                 key = ed25519.Ed25519PublicKey.from_public_bytes(data)
             elif name == "Secp256k1":
                 if len(data) != 33 or data[0] not in (2, 3):
@@ -345,6 +348,8 @@ class Verifier:
         verdict.public_key_protobuf = public_key_pb
         if isinstance(host_key, rsa.RSAPublicKey) and not 2048 <= host_key.key_size <= 8192:
             _flag(run, Flag.RSA_HOST_KEY_SIZE)
+        if host_type == "Ed25519" and public_key_pb[-32:] in ED25519_SMALL_ORDER:
+            _flag(run, Flag.ED25519_SMALL_ORDER_KEY)
         checks.append(Check.EXTENSION_SIGNATURE)
         run.sigs += 1
         message = PREFIX + cert.spki
@@ -409,6 +414,7 @@ class Verifier:
                     raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"RSA-{key.key_size} is under 2048 bits")
                 if key.key_size > 8192:
+                    _flag(run, Flag.LARGE_RSA_KEY)
                     raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
                                  f"RSA-{key.key_size} is over 8192 bits")
             if pss_only:
