@@ -113,6 +113,13 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     gap = seen[f"{FILE}:12:15:startswith-to-endswith"]
     assert (gap.status, gap.category, gap.survivor) == ("survived", "survived", "gap")
     assert "nonexistent." in gap.note
+    # The generate check ran (the stand-in's generator makes certificates the reference accepts
+    # for three host key types), and these mutants of the verifier leave the generator alone:
+    # none is killed by a generate request, their kill lists are the corpus's.
+    made = json.loads((tmp_path / "m" / "baseline.json").read_text())["generate"]
+    assert sum(accepted for accepted, _ in made.values()) == 6 and len(made) == 8
+    assert not [name for r in report.mutants if r.corpus is not None
+                for name in r.corpus.verdict if ":generate:" in name]
     c = report.counts
     assert (c.generated, c.unviable, c.equivalent) == (8, 1, 1)
     assert (c.killed_by_corpus, c.killed_by_verdict, c.killed_by_reason_only) == (4, 3, 1)

@@ -333,3 +333,60 @@ def test_every_shipped_bug_file_fits_its_scope() -> None:
         found += 1
     if not found:
         pytest.skip("no implementation has a bug model file yet")
+
+
+MAKE = "testimpl/make.py"
+MADE = [f"generate:{kind}#{n}" for kind in ("ed25519", "secp256k1", "ecdsa") for n in (1, 2)]
+
+
+def test_bugs_of_the_generator_are_killed_by_the_generate_check(corpus: Path, adapters: Path,
+                                                                tmp_path: Path) -> None:
+    """The stand-in's generator (testimpl/make.py) makes ed25519, secp256k1 and ecdsa
+    certificates and no rsa one. Bugs in it are killed by the generate requests whose baseline
+    certificate the reference accepted (by verdict, named generate:TYPE#N); a bug of the
+    verifier keeps the corpus's kill list alone."""
+    shipped = adapters / "mutable" / "mutation" / "test-mutable.bugs.json"
+    data = json.loads(shipped.read_text())
+    data["bugs"] += [
+        {"id": "signature-without-prefix", "kind": "host-key-signature",
+         "description": "The host key signs the bare SubjectPublicKeyInfo, without the prefix",
+         "edits": [{"file": MAKE, "find": "sign(PREFIX + spki)", "replace": "sign(spki)"}]},
+        {"id": "ed25519-signs-with-another-key", "kind": "host-key-signature",
+         "description": "An ed25519 host key's signature is made by a fresh key",
+         "edits": [{"file": MAKE, "find": "return 1, raw, key.sign",
+                    "replace": "return 1, raw, ed25519.Ed25519PrivateKey.generate().sign"}]},
+        {"id": "secp256k1-hangs", "kind": "hang",
+         "description": "Making a secp256k1 host key never ends",
+         "edits": [{"file": MAKE, "find": 'key = ec.generate_private_key(ec.SECP256K1() if',
+                    "replace": 'key = __import__("time").sleep(60 if kind == "secp256k1" '
+                               'else 0) or ec.generate_private_key(ec.SECP256K1() if'}]}]
+    shipped.write_text(json.dumps(data))
+    report = campaign(adapters, corpus, tmp_path / "b", cache_root(tmp_path / "cache"),
+                      bugs=True, only=("accepts-expired", "signature-without-prefix",
+                                       "ed25519-signs-with-another-key",
+                                       "secp256k1-hangs")).run()
+    # The baseline: six certificates the reference accepts; rsa it cannot make (not counted).
+    made = json.loads((tmp_path / "b" / "baseline.json").read_text())["generate"]
+    assert sorted(n for n, (accepted, _) in made.items() if accepted) == sorted(MADE)
+    assert made["generate:rsa#1"][0] is False and made["generate:rsa#1"][1].startswith("skip")
+    seen = {r.mutant.id: r for r in report.mutants}
+    # Every certificate made is rejected: six killing cases, no corpus case among them.
+    prefix = seen["signature-without-prefix"]
+    assert (prefix.status, prefix.category, prefix.killing_cases) == ("killed", "corpus_only", 6)
+    assert prefix.corpus is not None and prefix.corpus.cases == MADE
+    assert prefix.corpus.verdict == [f"test-mutable:{n}" for n in MADE]
+    assert not prefix.corpus.reason
+    # Only the ed25519 certificates are wrong: only their requests kill.
+    ed25519 = seen["ed25519-signs-with-another-key"]
+    assert ed25519.corpus is not None
+    assert ed25519.corpus.cases == ["generate:ed25519#1", "generate:ed25519#2"]
+    # A hang stops the requests there, killed by it (the later requests not sent).
+    hang = seen["secp256k1-hangs"]
+    assert hang.corpus is not None and hang.corpus.cases == ["generate:secp256k1#1"]
+    # A bug of the verifier (the generator untouched): its kill list is the corpus's alone.
+    expired = seen["accepts-expired"]
+    assert expired.corpus is not None
+    assert expired.corpus.verdict == ["test-mutable:invalid.expired"]
+    assert expired.killing_cases == 1
+    text = (tmp_path / "b" / "mutation.md").read_text()
+    assert "| `secp256k1-hangs` | `generate:secp256k1#1` | verdict |" in text

@@ -98,8 +98,10 @@ def _certificate(data: object) -> bytes:
     return der
 
 
-def _made(maker: str, kind: HostKeyType, number: int, answer: driver.Answer
-          ) -> tuple[GenerateAttempt, Made | None]:
+def made_from(maker: str, kind: HostKeyType, number: int, answer: driver.Answer
+              ) -> tuple[GenerateAttempt, Made | None]:
+    """One ``generate`` answer as an attempt, and the certificate it made (None: no
+    certificate; the attempt says why). The mutation campaigns read their answers with it too."""
     def attempt(result: str, error: str | None, cert: str | None = None) -> GenerateAttempt:
         return GenerateAttempt(maker=maker, host_key_type=kind, outcome=result,  # type: ignore[arg-type]
                                error=error, certificate=cert)
@@ -143,7 +145,7 @@ def make_all(targets: Sequence[Target], *, timeout: float, startup: float,
             continue
         for (kind, request), answer in zip(plan, answers, strict=True):
             number = int(request.id.rsplit(".", 1)[1])
-            attempt, cert = _made(target.name, kind, number, answer)
+            attempt, cert = made_from(target.name, kind, number, answer)
             attempts.append(attempt)
             if cert is not None:
                 made.append(cert)

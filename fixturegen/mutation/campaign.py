@@ -35,6 +35,17 @@ answer that comes after more than 60% of that limit kills the mutant as a hang: 
 own timer answered, not the implementation. A hang (that one, or the driver's) stops the
 mutant's run there, as every later case would cost the limit too: its killing cases are those
 seen until then (``stopped``).
+
+Every campaign also checks what the implementation makes: the interop stage's ``generate``
+requests (:func:`fixturegen.harness.interop.generate_requests`, ``PER_TYPE`` per host key type)
+go to the baseline and to each mutant's build (even one the corpus killed), and the reference
+verifier checks each certificate made against the PeerId its maker announced
+(:func:`generate_check`). A request counts only when the baseline's certificate was accepted (a
+host key type the implementation cannot make kills nothing); a mutant whose reply to it is not
+a certificate, hangs or crashes, or makes one the reference rejects, is killed by verdict, the
+request named ``generate:TYPE#N`` among its killing cases. The certificates are random: only the
+reference's verdicts are compared, never bytes. The first hang stops the requests (bounded by
+the case limit, as the corpus is).
 """
 
 from __future__ import annotations
@@ -54,6 +65,7 @@ from pydantic import ValidationError
 from fixturegen import __version__
 from fixturegen.builds.build import BuildError, Wanted, ensure
 from fixturegen.builds.cache import UNHASHED, tree_hash
+from fixturegen.harness import driver, interop
 from fixturegen.harness.adapters import Adapter
 from fixturegen.harness.driver import Answer
 from fixturegen.harness.results import Implementation
@@ -74,6 +86,7 @@ from fixturegen.mutation.setup import Ran, Setup, run_script
 from fixturegen.mutation.spans import SpanError, apply, original_text, restore
 from fixturegen.owned import claim, mark, write_file
 from fixturegen.verify.inputs import printable
+from fixturegen.verify.verifier import Verifier
 
 COMMAND = "mutate"
 #: A mutant's answer that took more than this share of the case limit (itself ten times the
@@ -161,6 +174,78 @@ def compare(base: Observed, mutant: Observed, labels: Sequence[str]) -> CorpusKi
               and (after.reasons is not None or before.reasons is not None)):
             by_reason.append(name)
     return CorpusKill(verdict=by_verdict, reason=by_reason, entries=list(labels))
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One ``generate`` request as a build answered it: did the reference verifier accept the
+    certificate made (against the PeerId announced), else why not (its error code, or the
+    attempt's outcome: skip, reject, error, hang, crash)."""
+
+    accepted: bool
+    why: str | None
+    seconds: float
+
+
+GENERATE = "generate"
+
+
+def generate_name(kind: str, number: int) -> str:
+    """A generate request's name among the killing cases: ``generate:ed25519#1``."""
+    return f"{GENERATE}:{kind}#{number}"
+
+
+def generate_check(target: Target, *, timeout: float, startup: float,
+                   counted: Sequence[str] | None = None) -> dict[str, Generated]:
+    """The interop stage's ``generate`` requests to ``target`` (only those named in ``counted``
+    when given), each made certificate checked by the reference verifier; stops at the first
+    hang (every later request could cost the limit too; the rest are absent)."""
+    reference = Verifier()
+    plan = [(kind, request, int(request.id.rsplit(".", 1)[1]))
+            for kind, request in interop.generate_requests()]
+    if counted is not None:
+        plan = [p for p in plan if generate_name(p[0], p[2]) in counted]
+    out: dict[str, Generated] = {}
+    if not plan:
+        return out
+
+    answers: list[Answer] = []
+
+    def told(answer: Answer) -> None:
+        answers.append(answer)
+        if answer.failure == "hang":
+            raise _GenerateHung(answer.id)
+
+    try:
+        driver.run(target.argv, [r for _, r, _ in plan], timeout=timeout, startup=startup,
+                   progress=told, env=dict(target.env))
+    except driver.AdapterStartError as exc:
+        return {generate_name(k, n): Generated(False, f"crash: {exc}", 0.0) for k, _, n in plan}
+    except _GenerateHung:
+        pass  # the answers until the hang, the hang included
+    for (kind, _, number), answer in zip(plan, answers, strict=False):
+        attempt, made = interop.made_from(target.name, kind, number, answer)
+        if made is None:
+            why = f"{attempt.outcome}: {attempt.error}" if attempt.error else attempt.outcome
+            out[generate_name(kind, number)] = Generated(False, why, answer.seconds)
+            continue
+        verdict = reference.verify(list(made.chain), expect_peer_id=made.peer_id)
+        out[generate_name(kind, number)] = Generated(verdict.accepted, verdict.error,
+                                                     answer.seconds)
+    return out
+
+
+class _GenerateHung(Exception):
+    """A generate request hung: the requests stop there."""
+
+
+@dataclass(frozen=True)
+class _MadeCheck:
+    """The generate requests that count (the baseline's certificate accepted) and their limit
+    (ten times the baseline's slowest, as a case's)."""
+
+    counted: tuple[str, ...]
+    timeout: float
 
 
 class _Hung(Exception):
@@ -399,6 +484,20 @@ class Campaign:
         return (compare(baseline, observe(done, self.setup), labels),
                 time.perf_counter() - start)
 
+    def _made_kill(self, target: Target, kill: CorpusKill, check: _MadeCheck) -> CorpusKill:
+        """``kill`` with the generate requests that kill the mutant added to its verdict kills
+        (``NAME:generate:TYPE#N``): those whose baseline certificate the reference accepted and
+        whose mutant's answer it does not."""
+        if not check.counted:
+            return kill
+        made = generate_check(target, timeout=check.timeout, startup=self.settings.startup,
+                              counted=check.counted)
+        killing = [f"{self.adapter.name}:{name}" for name in check.counted
+                   if name in made and not made[name].accepted]
+        if not killing:
+            return kill
+        return kill.model_copy(update={"verdict": [*kill.verdict, *killing]})
+
     def _limited(self, labels: list[str]) -> Corpus:
         """The corpus with only the handshake entries ``labels`` names."""
         keep = {tuple(label.split("@", 1)[1].split("-")) for label in labels if "@" in label}
@@ -468,20 +567,30 @@ class Campaign:
         baseline, labels, _ = self._corpus(base_target, None, self.settings.timeout)
         slowest = max((s.seconds for s in baseline.values()), default=1.0)
         timeout = case_limit(slowest, self.settings.timeout, self.settings.case_timeout)
+        made = generate_check(base_target, timeout=self.settings.timeout,
+                              startup=self.settings.startup)
+        counted = tuple(name for name, g in made.items() if g.accepted)
+        made_limit = case_limit(max((made[n].seconds for n in counted), default=0.0),
+                                self.settings.timeout, self.settings.case_timeout)
         upstream_ok, upstream_text = self._baseline_upstream()
         self._write("baseline.json", json.dumps(
             {"entries": labels, "case_timeout": timeout, "upstream": upstream_text,
              "cases": {f"{k[0]}:{k[1]}": [s.verdict, s.failure, sorted(s.reasons or [])]
-                       for k, s in sorted(baseline.items())}}, indent=0) + "\n")
+                       for k, s in sorted(baseline.items())},
+             "generate_timeout": made_limit,
+             "generate": {name: [g.accepted, g.why] for name, g in made.items()}},
+            indent=0) + "\n")
         self.say(f"mutate: baseline: {len(baseline)} case answers; case limit {timeout:.1f} s; "
-                 f"upstream tests: {upstream_text}")
+                 f"generate: the reference accepts {len(counted)} of {len(made)} certificates "
+                 f"made; upstream tests: {upstream_text}")
+        check = _MadeCheck(counted, made_limit)
         for number, mutant in enumerate(chosen, 1):
             rel = f"results/{_slug(mutant.id)}.json"
             if (self.folder / rel).is_file() and not self.settings.only:
                 self.written.add(rel)  # resumed; a mutant named by --mutant runs again
                 continue
             result = self._one(mutant, base_target if once else None, baseline, timeout,
-                               upstream_ok, touched)
+                               upstream_ok, touched, check)
             self._write(rel, result.model_dump_json(indent=1) + "\n")
             self.say(f"mutate: {number}/{len(chosen)} {mutant.id}: {result.status} "
                      f"({result.category}{'; ' + result.note if result.note else ''})")
@@ -499,7 +608,8 @@ class Campaign:
         return True, self.setup.upstream or "the implementation's own tests"
 
     def _one(self, mutant: Mutant, built_once: Target | None, baseline: Observed,
-             timeout: float, upstream_ok: bool, touched: set[str]) -> MutantResult:
+             timeout: float, upstream_ok: bool, touched: set[str], check: _MadeCheck
+             ) -> MutantResult:
         start = time.perf_counter()
         reviewed = self.setup.survivors.get(mutant.id)
         if reviewed is not None and reviewed[0] == "equivalent":
@@ -521,6 +631,7 @@ class Campaign:
                                 corpus=None, upstream="not_run", note=_short(str(exc)),
                                 survivor="", seconds=round(time.perf_counter() - start, 2))
         kill, seconds = self._mutant_corpus(target, mutant, timeout, baseline)
+        kill = self._made_kill(target, kill, check)
         self.times["corpus"].append(seconds)
         upstream = "not_run"
         if upstream_ok:

@@ -4,7 +4,9 @@ A mutant is killed by the corpus when any case's verdict differs from the unmuta
 (today's divergences are the baseline, not failures), or the adapter crashes or hangs where
 the baseline answered (``verdict``); or, every verdict the same, when the reason the
 implementation gave (its error, mapped to the reference's error codes by the adapter's reviewed
-table) changed for a case (``reason``). It is killed by the upstream tests when the
+table) changed for a case (``reason``), or when a certificate the implementation makes for a
+``generate`` request is no longer one the reference verifier accepts where the baseline's was
+(``verdict``, named ``NAME:generate:TYPE#N``). It is killed by the upstream tests when the
 implementation's own unit tests of that code fail on it. A mutant that does not build is
 ``unviable``; one the reviewed survivors file calls equivalent (it cannot change behaviour) is
 ``equivalent`` with its reason. The scores count only the rest (the non-equivalent, viable
@@ -74,7 +76,9 @@ class Mutant(FrozenModel):
 
 class CorpusKill(FrozenModel):
     verdict: list[str] = Field(description="Cases whose verdict changed (or that crashed or "
-                               "hung where the baseline answered)")
+                               "hung where the baseline answered), and generate requests "
+                               "(NAME:generate:TYPE#N) whose certificate the reference verifier "
+                               "rejects where it accepted the baseline's")
     reason: list[str] = Field(description="Cases whose verdict stayed but whose mapped reason "
                               "changed")
     entries: list[str] = Field(description="The entries run (NAME, NAME@TRANSPORT-DIRECTION)")
