@@ -1,12 +1,19 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fixturegen.output.writer import generate
+
+#: The stand-in implementations' build scripts run their adapters with ``$PYTHON`` (else the
+#: system python3): the test's own interpreter has what they import (cryptography), a fresh
+#: machine's python3 need not.
+os.environ.setdefault("PYTHON", sys.executable)
 
 #: The libp2p spec's own vectors (public data: libp2p/specs, tls/tls.md and peer-ids/peer-ids.md;
 #: the commit is named in the file's "source" field), vendored so that a clone anywhere passes.
