@@ -20,6 +20,7 @@ made.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -66,10 +67,19 @@ def clone(into: Path) -> Path:
 
 
 def run_tests(tree: Path, log: Path) -> tuple[int, float, list[str]]:
+    """``make test`` in ``tree``, in a session of its own: stopped with its whole process group
+    (pytest and its workers) when this tool is stopped, never left running."""
     start = time.monotonic()
     with log.open("wb") as out:
-        status = subprocess.run(["make", "test"], cwd=tree, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL).returncode
+        make = subprocess.Popen(["make", "test"], cwd=tree, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            status = make.wait()
+        finally:
+            if make.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(make.pid, signal.SIGKILL)
+                make.wait()
     seconds = time.monotonic() - start
     failed = sorted(set(FAILED.findall(log.read_text(errors="replace"))))
     return status, seconds, failed
