@@ -113,7 +113,14 @@ def test_mutants_are_reproducible_and_signed_ones_carry_a_valid_self_signature(
     b = make_mutants(SEED, pool, 0, 1500)
     assert [(m.id, m.der) for m in a] == [(m.id, m.der) for m in b]
     other = make_mutants(b"another seed", parents(b"another seed"), 0, 50)
-    assert {m.der for m in other}.isdisjoint(m.der for m in a)
+    # Another seed, other mutants: the seed derives the host keys (and the throwaway
+    # certificate keys), so a mutant both seeds share is one whose steps removed everything
+    # seed-derived, e.g. the libp2p extension dropped from a fixed-key matrix certificate
+    # and the rest re-signed by that fixed key.
+    shared = {m.der for m in other} & {m.der for m in a}
+    assert len(shared) < len(other) / 10
+    libp2p_oid = bytes.fromhex("060a2b0601040183a25a0101")
+    assert all(libp2p_oid not in der for der in shared)
     v = Verifier()
     codes: Counter[str] = Counter()
     for m in a:
