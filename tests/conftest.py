@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,20 @@ os.environ.setdefault("PYTHON", sys.executable)
 
 #: The libp2p spec's own vectors (public data: libp2p/specs, tls/tls.md and peer-ids/peer-ids.md;
 #: the commit is named in the file's "source" field), vendored so that a clone anywhere passes.
+ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
 VECTORS = Path(__file__).resolve().parent / "data" / "libp2p-spec-vectors.json"
+
+
+def build_adapters(*names: str) -> Path:
+    """The adapters folder, with ``names`` built by adapters/build (one build at a time across
+    pytest's workers); skips the test on a machine without Go."""
+    if shutil.which("go") is None:
+        pytest.skip("no Go toolchain on this machine")
+    with open(ADAPTERS / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([str(ADAPTERS / "build"), *names], check=True, timeout=900,
+                       capture_output=True)
+    return ADAPTERS
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ def impl(results: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
 
 
 def test_every_shipped_adapter_answered_every_case(results: dict[str, Any]) -> None:
-    wanted = sum(1 for e in results["catalogue"] if e["kind"] != "proof_set")
+    wanted = sum(1 for e in results["catalogue"] if e["kind"] not in ("proof_set", "rule"))
     by_name = {i["name"]: i for i in results["implementations"] if i["mode"] == "api"}
     for adapter in SHIPPED:
         run = by_name[adapter.name]
@@ -64,6 +64,38 @@ def test_every_handshake_adapter_ran_both_directions(results: dict[str, Any]) ->
                     f"{adapter.name} {transport} {direction}: no handshake completed")
                 ran += 1
     assert ran >= 2
+
+
+#: The rules of the handshake a shipped release breaks (found by the fixture peer's protocol
+#: faults, fixturegen.harness.rules): py-libp2p's listener (Python's ssl module) completes a
+#: handshake with a dialler whose ALPN list has no protocol it supports, instead of the
+#: no_application_protocol alert RFC 7301 section 3.2 requires.
+RULE_FINDINGS = {("py-libp2p-tls@tcp-listen", "rule.alpn-without-libp2p.client"): "false_accept"}
+
+
+def test_every_handshake_entry_keeps_the_rules_of_the_handshake(results: dict[str, Any]
+                                                               ) -> None:
+    """Each rule case a transport and direction carries ran for real, and each with a required
+    verdict got it, but for the findings listed."""
+    catalogue = {e["id"]: e for e in results["catalogue"] if e["kind"] == "rule"}
+    assert catalogue
+    seen: dict[tuple[str, str], str] = {}
+    for entry in results["implementations"]:
+        if entry["mode"] != "handshake":
+            continue
+        label = f"{entry['name']}@{entry['transport']}-{entry['direction']}"
+        rules = [c for c in entry["cases"] if c["id"] in catalogue]
+        assert rules, f"{label} ran no rule of the handshake"
+        for case in rules:
+            assert case["peer"] is not None, f"{label} {case['id']}: no handshake ran"
+            if catalogue[case["id"]]["expected"] != "acceptable":
+                seen[label, case["id"]] = case["outcome"]
+    found = {key: outcome for key, outcome in seen.items() if outcome != "agree"}
+    assert found == RULE_FINDINGS
+    # TLS 1.2 is refused everywhere it can be offered: both directions of every TCP entry
+    assert sum(1 for (label, case) in seen if case.startswith("rule.tls12-only.")) == 2 * sum(
+        1 for e in results["implementations"]
+        if e["mode"] == "handshake" and e["transport"] == "tcp" and e["direction"] == "dial")
 
 
 # Each library's own words for a case only it describes that way.

@@ -249,6 +249,7 @@ def fixturegen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # a whole campaign or corpus: make test-slow (CI runs it)
 def test_the_report_replays_through_harness_run(tmp_path: Path) -> None:
     out = tmp_path / "fuzz"
     done = fixturegen("fuzz", "--cases", "300", "--out", str(out), "--name", "lenient", "--",

@@ -96,6 +96,7 @@ def test_rust_libp2p_test_certificates_import_as_its_own_tests_say(tmp_path: Pat
     assert "Imported by `fixturegen import`" in readme and "| none |" not in readme
 
 
+@pytest.mark.slow  # a whole campaign or corpus: make test-slow (CI runs it)
 def test_the_generated_corpus_imports_back_to_what_each_case_declares(corpus: Path,
                                                                       tmp_path: Path) -> None:
     """Every fixture as a PEM file (chain, then key) with a sidecar naming its id and the

@@ -100,7 +100,13 @@ def test_the_catalogue_speaks_the_verifier_vocabulary() -> None:
         assert (c.result == "invalid") == (c.error is not None and c.result != "acceptable"), c.id
 
 
-@pytest.mark.parametrize("kind", list(KeyKind))
+def _large_rsa(kind: KeyKind) -> bool:
+    return kind.name.startswith("RSA_") and int(kind.name[4:]) > 4097
+
+
+# An RSA key of 8,191 bits or more takes seconds to derive: those run in make test-slow.
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if _large_rsa(k)
+                                  else k for k in KeyKind])
 def test_a_key_kind_owns_its_parameters(kind: KeyKind) -> None:
     private = derive_private_key(kind, b"seed", "model")
     assert KeyKind.of(private) is kind

@@ -139,6 +139,7 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     assert not filecmp.dircmp(work / "pristine", work / "tree").diff_files
 
 
+@pytest.mark.slow  # a whole campaign or corpus: make test-slow (CI runs it)
 def test_a_review_made_after_the_run_is_applied_to_the_report(corpus: Path, adapters: Path,
                                                               tmp_path: Path) -> None:
     """Survivors reviewed once the campaign has run: ``mutate review`` (and a resume) applies
@@ -199,6 +200,7 @@ def test_a_review_made_after_the_run_is_applied_to_the_report(corpus: Path, adap
     assert "1 unkillable" in (tmp_path / "m" / "mutation.md").read_text()
 
 
+@pytest.mark.slow  # a whole campaign or corpus: make test-slow (CI runs it)
 def test_shards_split_the_mutants_and_merge_into_the_whole(corpus: Path, adapters: Path,
                                                           tmp_path: Path) -> None:
     cache = cache_root(tmp_path / "cache")
@@ -249,6 +251,7 @@ def test_named_mutants_run_alone(corpus: Path, adapters: Path, tmp_path: Path) -
         campaign(adapters, corpus, tmp_path / "m", cache, only=("nonesuch",)).run()
 
 
+@pytest.mark.slow  # a whole campaign or corpus: make test-slow (CI runs it)
 def test_a_campaign_resumes_where_it_stopped(corpus: Path, adapters: Path,
                                             tmp_path: Path) -> None:
     cache = cache_root(tmp_path / "cache")

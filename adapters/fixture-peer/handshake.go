@@ -83,6 +83,7 @@ func handshake(req request, emit func(event)) event {
 		cert.SupportedSignatureAlgorithms = []tls.SignatureScheme{tls.SignatureScheme(*req.Scheme)}
 	}
 	var offered []tls.SignatureScheme
+	var requested atomic.Bool // a CertificateRequest came (role client)
 	presented := &peerChain{}
 	var quit context.CancelFunc // set below: ends the attempt
 	choose := func(schemes []tls.SignatureScheme) (*tls.Certificate, error) {
@@ -112,9 +113,13 @@ func handshake(req request, emit func(event)) event {
 			return choose(h.SignatureSchemes)
 		},
 		GetClientCertificate: func(r *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			requested.Store(true)
 			return choose(r.SignatureSchemes)
 		},
 		SessionTicketsDisabled: true,
+	}
+	if err := applyProtocolFault(conf, req.Protocol, req.Role, req.Transport); err != nil {
+		return fail("cannot_present", err.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -130,6 +135,10 @@ func handshake(req request, emit func(event)) event {
 	}
 	if sig != nil {
 		done.Sent = sig.sent
+	}
+	if req.Role == "client" && done.Version != nil {
+		r := requested.Load()
+		done.Requested = &r
 	}
 	for _, o := range offered {
 		done.Offered = append(done.Offered, uint16(o))
@@ -309,6 +318,7 @@ func (c *attempt) tcp() error {
 	if err := c.timed(tconn.Handshake); err != nil {
 		return err
 	}
+	negotiated(c.done, tconn.ConnectionState())
 	// Complete on this side. Wait until the implementation closes or alerts (its verdict on
 	// our certificate may come after our Finished), so that nothing it still reads is reset.
 	_, err = io.Copy(io.Discard, tconn)

@@ -7,8 +7,10 @@
 // ClientHello right behind its proposal), then TLS 1.3 with ALPN "libp2p", presenting the
 // fixture's chain as raw bytes, never parsed, and signing its CertificateVerify with the
 // fixture's key, or with one fault (see signer.go). Over QUIC v1 (quic-go, which hands
-// crypto/tls the same config) the same, with ALPN "libp2p" (quic.go). It never judges the other side: it accepts
-// any certificate, so the verdict is the implementation's.
+// crypto/tls the same config) the same, with ALPN "libp2p" (quic.go). A request's "protocol"
+// breaks one rule of the handshake on purpose instead (TLS 1.2, ALPN lists, no
+// CertificateRequest: rules.go). It never judges the other side: it accepts any certificate,
+// so the verdict is the implementation's.
 package main
 
 import (
@@ -24,9 +26,10 @@ type request struct {
 	Role         string   `json:"role"`      // server (the implementation dials) | client
 	Address      string   `json:"address"`   // role client: where the implementation listens
 	Certificates []string `json:"certificates"`
-	Key          string   `json:"key"`    // PKCS#8 PEM of the leaf's key
-	Scheme       *uint16  `json:"scheme"` // the CertificateVerify scheme to send; null: any that fits
-	Fault        string   `json:"fault"`  // "", one of faults (signer.go), or "no-certificate" (a dialer with none)
+	Key          string   `json:"key"`      // PKCS#8 PEM of the leaf's key
+	Scheme       *uint16  `json:"scheme"`   // the CertificateVerify scheme to send; null: any that fits
+	Fault        string   `json:"fault"`    // "", one of faults (signer.go), or "no-certificate" (a dialer with none)
+	Protocol     string   `json:"protocol"` // "", or a rule of the handshake broken on purpose (rules.go)
 	TimeoutMS    int      `json:"timeout_ms"`
 }
 
@@ -41,6 +44,13 @@ type event struct {
 	// The certificates the implementation presented (base64 DER), for the harness's reference
 	// verdict on them; omitted when it presented none or more than peerChainLimit bytes.
 	Peer [][]byte `json:"peer_certificates,omitempty"`
+	// What the finished handshake agreed (this side's view): the TLS version and the ALPN
+	// protocol ("" when none); absent when it did not finish.
+	Version *uint16 `json:"version,omitempty"`
+	ALPN    *string `json:"alpn,omitempty"`
+	// Role client: whether the implementation's server asked for this side's certificate
+	// (a CertificateRequest came); absent in role server.
+	Requested *bool `json:"certificate_requested,omitempty"`
 	// Wall and CPU time of this side's TLS handshake (multistream excluded).
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpu_seconds"`

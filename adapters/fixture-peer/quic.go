@@ -57,6 +57,7 @@ func (c *attempt) quic() error {
 			return err
 		}
 	}
+	negotiated(c.done, conn.ConnectionState().TLS)
 	// Complete on this side: wait for the implementation to close (or to refuse us after our
 	// Finished), or for a stop.
 	select {

@@ -55,11 +55,12 @@ class DivergenceClass:
                 # invalid part (a valid signature by the key of a broken certificate, say)
                 "certificate_verify": f"CertificateVerify vector{s}",
                 "proof_set": f"handshake{s} with one proof corrupted",
+                "rule": f"handshake{s} breaking a rule of the protocol",
                 "mixed": f"case{s}"}[kind]
         if self.outcome == "false_accept":
             if all(e.expected != "invalid" for e in self.entries):
                 return f"accepts {n} {what} as the wrong PeerId"
-            if kind == "proof_set":
+            if kind in ("proof_set", "rule"):
                 return f"completes {n} {what}"
             return f"accepts {n} invalid {what}"
         if self.outcome == "false_reject":

@@ -24,6 +24,7 @@ from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
 from fixturegen.harness.matrix import MatrixFile, affected_text
 from fixturegen.harness.reach import reach_findings
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
+from fixturegen.harness.rules import fault_of
 from fixturegen.markdown import code, md
 from fixturegen.output.export import LANGUAGES, ExportError, render
 from fixturegen.owned import NotOwned, check, publish
@@ -160,6 +161,11 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
         lines += [f"{code(e.id)} ({code(e.path)}), DER as hex"
                   + (" (the chain, leaf first)" if len(corpus.chains.get(e.id, [])) > 1 else "")
                   + ":", "", "```", *corpus.hexes(e), "```", ""]
+        fault = fault_of(e.id) if e.kind == "rule" else None
+        if fault is not None:
+            lines += [f"A valid certificate: the fixture peer broke a rule of the handshake "
+                      f"instead, its protocol fault `{fault.protocol}` (in "
+                      "`adapters/fixture-peer/rules.go`, through its `tls.Config`).", ""]
         if e.kind != "certificate" and e.id in corpus.vectors:
             lines += [f"The {e.kind.replace('_', ' ')} (from `transcripts.json`):", "",
                       "```json", json.dumps(corpus.vectors[e.id], indent=1, sort_keys=True),

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -55,10 +55,9 @@ from fixturegen.harness.requests import (
     load_corpus,
     read_corpus_json,
 )
+from fixturegen.harness.rules import BASE_FIXTURE, PROTOCOL_FAULTS, Direction, Transport
 from fixturegen.identity.peerid import peer_id_base58
 
-Direction = Literal["dial", "listen"]
-Transport = Literal["tcp", "quic"]
 DIRECTIONS: tuple[Direction, ...] = ("dial", "listen")
 #: Whose CertificateVerify the fixture peer sends in each direction.
 CONTEXT: dict[Direction, str] = {"dial": "server", "listen": "client"}
@@ -89,12 +88,14 @@ NO_CERTIFICATE_RULE = ("tls.md: Peer Authentication: both peers present a certif
 @dataclass(frozen=True)
 class Presentation:
     """What the fixture peer presents: the chain, the key it signs with, the scheme it must
-    announce (None: any that fits the key) and the fault of its CertificateVerify."""
+    announce (None: any that fits the key), the fault of its CertificateVerify and the rule
+    of the handshake it breaks."""
 
     certificates: tuple[str, ...]
     key: str | None
     scheme: int | None
     fault: str
+    protocol: str = ""  # a rule of the handshake broken on purpose (fixturegen.harness.rules)
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,28 @@ def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
             "The dialer (the fixture peer) presents no certificate: its Certificate message is "
             "empty, so it proves no key and no PeerId. The listener must refuse it.",
             "critical", ""), Presentation((), None, None, "no-certificate"), None, True))
+    out += _rule_cases(fixtures.get(BASE_FIXTURE), claimed.get(BASE_FIXTURE), transport,
+                       direction, request)
+    return out
+
+
+def _rule_cases(base: HarnessCase | None, peer_id: str | None, transport: Transport,
+                direction: Direction, request: Callable[[str, str | None], Request]
+                ) -> list[HandshakeCase]:
+    """The protocol faults this transport and direction carry, each over the base fixture.
+    A corpus without it (an imported one, made of an implementation's own certificates)
+    carries none: the rules are the generated corpus's cases."""
+    if base is None or not base.request.certificate_key:
+        return []
+    out: list[HandshakeCase] = []
+    for fault in PROTOCOL_FAULTS:
+        if fault.carried(transport, direction):
+            case = HarnessCase(request(fault.id(direction), peer_id),
+                               Expectation(fault.result, None, None), fault.rule,
+                               fault.description, fault.importance, base.path)
+            out.append(HandshakeCase(case, Presentation(
+                tuple(base.request.certificates), base.request.certificate_key, None, "",
+                fault.protocol), None, True))
     return out
 
 
@@ -288,7 +311,7 @@ class FixturePeer:
             id=request.id, transport=self.transport,
             role="server" if self.direction == "dial" else "client",
             certificates=list(p.certificates), key=p.key, scheme=p.scheme,
-            fault=p.fault, timeout_ms=int(self.timeout * 1000)))
+            fault=p.fault, protocol=p.protocol, timeout_ms=int(self.timeout * 1000)))
         event = self._event(request.id, 10.0) if sent else None
         if event is None:
             return driver.Answer(request.id, None, None, "the fixture peer did not answer",

@@ -72,7 +72,7 @@ class _Model(BaseModel):
 
 class Case(_Model):
     id: str
-    kind: Literal["certificate", "certificate_verify", "proof_set"]
+    kind: Literal["certificate", "certificate_verify", "proof_set", "rule"]
     section: str
     family: str
     expected: Literal["valid", "invalid", "acceptable"]
@@ -173,6 +173,8 @@ def section_and_family(entry: CatalogueEntry) -> tuple[str, str]:
         c = known[entry.id]
         return c.section, c.family
     parts = entry.id.split(".")
+    if entry.kind == "rule":
+        return "rule", f"rule.{parts[1]}.{{side}}" if len(parts) > 1 else entry.id
     if entry.kind == "proof_set":
         return "ps", f"ps.{parts[1]}.{{context}}.{{proof}}" if len(parts) > 1 else entry.id
     if parts[0] == "cv-invalid":

@@ -151,6 +151,10 @@ class PeerRequest(BaseModel):
         description="The fault of its CertificateVerify (signature-corrupted, wrong-context, "
         "transcript-hash-changed, other-key, wrong-length, scheme-mismatch), no-certificate "
         "(a dialer with an empty Certificate message), or empty: honest")
+    protocol: str = Field(
+        default="", description="A rule of the handshake the peer breaks on purpose "
+        "(tls12-only, tls12-and-tls13, alpn-absent, alpn-without-libp2p, alpn-muxers-only, "
+        "alpn-muxers-then-libp2p, alpn-libp2p-first, no-certificate-request), or empty: none")
     timeout_ms: int = Field(ge=0, description="Give up after this long (the adapter's too)")
 
 
@@ -201,6 +205,15 @@ class PeerEvent(BaseModel):
     peer_certificates: list[Base64Bytes] | None = Field(
         default=None, max_length=8, description="The certificates the implementation presented "
         "(base64 DER; at most 64 KiB in all, else left out)")
+    version: int | None = Field(
+        default=None, description="The TLS version its finished handshake agreed (0x0304: "
+        "TLS 1.3); null when it did not finish")
+    alpn: str | None = Field(
+        default=None, description="The ALPN protocol agreed (empty: none); null when the "
+        "handshake did not finish")
+    certificate_requested: bool | None = Field(
+        default=None, description="Role client, finished: whether the implementation asked "
+        "for the peer's certificate (a CertificateRequest came)")
     seconds: float = Field(default=0.0, description="Wall time of its TLS handshake")
     cpu_seconds: float = Field(default=0.0, description="The peer's CPU time in it")
 

@@ -21,8 +21,9 @@ from fixturegen.verify.codes import SenderFlag
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
 
-SCHEMA_VERSION = 3  # 2: mode, transport and direction per implementation entry; peer
+SCHEMA_VERSION = 4  # 2: mode, transport and direction per implementation entry; peer
 #                    3: reason per case, the outcome wrong_reason
+#                    4: the catalogue kind rule; the peer's version, alpn, certificate_requested
 
 
 Mode = Literal["api", "handshake"]
@@ -49,6 +50,15 @@ class PeerSide(_Model):
     error: str | None = Field(description="What its TLS stack said (an alert the "
                               "implementation sent, a timeout)")
     scheme: int | None = Field(description="The code point its CertificateVerify carried")
+    version: int | None = Field(
+        default=None, description="The TLS version its finished handshake agreed (772: TLS "
+        "1.3, 771: TLS 1.2); null when it did not finish")
+    alpn: str | None = Field(
+        default=None, description="The ALPN protocol agreed (empty: none); null when the "
+        "handshake did not finish")
+    certificate_requested: bool | None = Field(
+        default=None, description="The implementation listening: whether it asked for the "
+        "peer's certificate (a CertificateRequest came); null otherwise")
     seconds: float = Field(description="Wall time of its TLS handshake")
     cpu_seconds: float = Field(description="Its own CPU time for the TLS handshake")
     presented: Presented | None = Field(
@@ -112,7 +122,7 @@ class Implementation(_Model):
 
 class CatalogueEntry(_Model):
     id: str
-    kind: Literal["certificate", "certificate_verify", "proof_set"]
+    kind: Literal["certificate", "certificate_verify", "proof_set", "rule"]
     expected: Literal["valid", "invalid", "acceptable"]
     expected_error: str | None
     expected_peer_id: str | None

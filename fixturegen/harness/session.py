@@ -8,17 +8,16 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from fixturegen import __version__
 from fixturegen.harness import driver
 from fixturegen.harness.compare import OUTCOMES, outcome
 from fixturegen.harness.handshake import (
     DIRECTIONS,
-    Direction,
     FixturePeer,
     HandshakeCase,
     PeerError,
-    Transport,
     handshake_plans,
 )
 from fixturegen.harness.reach import reachability
@@ -35,6 +34,8 @@ from fixturegen.harness.results import (
     Presented,
     ResultsFile,
 )
+from fixturegen.harness.rules import PREFIX as RULE_PREFIX
+from fixturegen.harness.rules import Direction, Transport
 from fixturegen.verify.verifier import Verifier
 
 
@@ -163,14 +164,21 @@ def run_entries(target: Target, corpus: Corpus, mode: str, folder: Path, *,
 
 
 def catalogue(cases: Sequence[HarnessCase]) -> list[CatalogueEntry]:
-    """The catalogue entries of ``cases`` (a handshake-only case is a proof set)."""
-    return [CatalogueEntry(id=c.id, kind="proof_set" if c.request.kind == "handshake"
-                           else c.request.kind,  # type: ignore[arg-type]
+    """The catalogue entries of ``cases`` (a handshake-only case is a proof set, or a rule of
+    the handshake broken: :mod:`fixturegen.harness.rules`)."""
+    return [CatalogueEntry(id=c.id, kind=_kind(c),
+
                            expected=c.expected.result,  # type: ignore[arg-type]
                            expected_error=c.expected.error, expected_peer_id=c.expected.peer_id,
                            rule=c.rule, description=c.description,
                            importance=c.importance,  # type: ignore[arg-type]
                            path=c.path, family=c.family) for c in cases]
+
+
+def _kind(case: HarnessCase) -> Literal["certificate", "certificate_verify", "proof_set", "rule"]:
+    if case.request.kind == "handshake":
+        return "rule" if case.id.startswith(RULE_PREFIX) else "proof_set"
+    return case.request.kind  # type: ignore[return-value]
 
 
 def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
@@ -242,7 +250,10 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
         side = None
         if answer.peer is not None and answer.peer.outcome is not None:
             side = PeerSide(outcome=answer.peer.outcome, error=answer.peer.error,
-                            scheme=answer.peer.sent, seconds=round(answer.peer.seconds, 6),
+                            scheme=answer.peer.sent, version=answer.peer.version,
+                            alpn=answer.peer.alpn,
+                            certificate_requested=answer.peer.certificate_requested,
+                            seconds=round(answer.peer.seconds, 6),
                             cpu_seconds=round(answer.peer.cpu_seconds, 6),
                             presented=judge(answer.peer.peer_certificates))
         cpu = answer.reply.cpu_seconds if answer.reply is not None else None

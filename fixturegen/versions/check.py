@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fixturegen.harness.compare import DIVERGENCES
-from fixturegen.harness.handshake import DIRECTIONS, Direction, Transport
+from fixturegen.harness.handshake import DIRECTIONS
 from fixturegen.harness.results import CaseResult
+from fixturegen.harness.rules import Direction, Transport
 from fixturegen.harness.session import Corpus, Target, run_handshake, run_target
 
 EXIT_EXPECTED, EXIT_DIVERGES, EXIT_CANNOT_TELL = 0, 1, 125

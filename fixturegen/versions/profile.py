@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from statistics import median
 
-from fixturegen.harness.handshake import DIRECTIONS, PROFILE_CASES, Direction, Transport
+from fixturegen.harness.handshake import DIRECTIONS, PROFILE_CASES
+from fixturegen.harness.rules import Direction, Transport
 from fixturegen.harness.session import Corpus, Target, run_handshake
 
 RESAMPLES = 2000
