@@ -36,6 +36,17 @@ def build_adapters(*names: str) -> Path:
     return ADAPTERS
 
 
+@pytest.fixture()
+def adapters(tmp_path: Path) -> Path:
+    """A copy of the stand-in implementation's adapter folder (tests/adapters/mutable), for
+    mutation campaigns that edit and build it. A module with its own ``adapters`` overrides."""
+    folder = tmp_path / "adapters"
+    shutil.copytree(Path(__file__).resolve().parent / "adapters" / "mutable",
+                    folder / "mutable")
+    (folder / "build").write_text("#!/bin/sh\n")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def vectors() -> dict[str, Any]:
     return json.loads(VECTORS.read_text())

@@ -22,17 +22,14 @@ from typing import Any
 
 import pytest
 
-from fixturegen.builds.build import Wanted
 from fixturegen.builds.cache import cache_root
-from fixturegen.harness.session import read_corpus
-from fixturegen.mutation.campaign import Campaign, CampaignError, Settings, copy_confined
+from fixturegen.mutation.campaign import Campaign, CampaignError, copy_confined
 from fixturegen.mutation.model import Mutant, MutantResult, MutationFile, count
 from fixturegen.mutation.report import MergeError, dumps, merge
-from fixturegen.mutation.setup import load_setup
 from fixturegen.mutation.spans import apply
 from fixturegen.owned import NotOwned, recover
 from tests.signals import default_signals
-from tests.test_mutation import ADAPTER, FILE, TESTS
+from tests.test_mutation import FILE, TESTS, campaign
 
 ROOT = Path(__file__).resolve().parents[1]
 ONLY = "matrix.ed25519.*"
@@ -81,24 +78,11 @@ def _pem(der: bytes) -> bytes:
 # -- 1. a campaign folder read back on a resume ----------------------------------------------
 
 
-@pytest.fixture()
-def adapters(tmp_path: Path) -> Path:
-    folder = tmp_path / "adapters"
-    shutil.copytree(TESTS / "adapters" / "mutable", folder / "mutable")
-    (folder / "build").write_text("#!/bin/sh\n")
-    return folder
-
-
 def _campaign(adapters: Path, corpus: Path, out: Path, tmp_path: Path, *,
               source: Path | None = None, only: tuple[str, ...] = (),
               limit: int | None = None) -> Campaign:
-    setup = load_setup(adapters, "mutable", "test-mutable")
-    loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
-    settings = Settings("api", (0, 1), False, 10.0, 30.0, 120.0, 60.0, limit, only)
-    wanted = Wanted(source=source) if source is not None else Wanted(version="1.0.0")
-    return Campaign(ADAPTER, setup, wanted, loaded, out, base=adapters,
-                    cache=cache_root(tmp_path / "cache"), peer_argv=[], settings=settings,
-                    say=lambda _: None)
+    return campaign(adapters, corpus, out, cache_root(tmp_path / "cache"), only=only,
+                    limit=limit, upstream=False, source=source)
 
 
 def _listed(adapters: Path, corpus: Path, out: Path, tmp_path: Path) -> Path:

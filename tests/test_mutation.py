@@ -44,24 +44,19 @@ ADAPTER = Adapter("test-mutable", "a stand-in verifier", "1.0.0", "mutable", (".
 FILE = "testimpl/verify.py"
 
 
-@pytest.fixture()
-def adapters(tmp_path: Path) -> Path:
-    folder = tmp_path / "adapters"
-    shutil.copytree(TESTS / "adapters" / "mutable", folder / "mutable")
-    (folder / "build").write_text("#!/bin/sh\n")
-    return folder
-
-
 def campaign(adapters: Path, corpus: Path, out: Path, cache: Path, *,
              shard: tuple[int, int] = (0, 1), limit: int | None = None,
              said: list[str] | None = None, only: tuple[str, ...] = (),
              bugs: bool = False, timeout: float = 10.0,
-             case_timeout: float | None = None) -> Campaign:
+             case_timeout: float | None = None, upstream: bool = True,
+             source: Path | None = None) -> Campaign:
+    """A campaign over the stand-in implementation (version 1.0.0, or the tree ``source``)."""
     setup = load_setup(adapters, "mutable", "test-mutable")
     loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
-    settings = Settings("api", shard, True, timeout, 30.0, 120.0, 60.0, limit, only, bugs,
+    settings = Settings("api", shard, upstream, timeout, 30.0, 120.0, 60.0, limit, only, bugs,
                         case_timeout)
-    return Campaign(ADAPTER, setup, Wanted(version="1.0.0"), loaded, out, base=adapters,
+    wanted = Wanted(source=source) if source is not None else Wanted(version="1.0.0")
+    return Campaign(ADAPTER, setup, wanted, loaded, out, base=adapters,
                     cache=cache, peer_argv=[], settings=settings,
                     say=(said.append if said is not None else lambda _: None))
 

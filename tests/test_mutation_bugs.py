@@ -33,16 +33,6 @@ POLICY = "testimpl/policy.py"
 SCOPE = (FILE, POLICY)
 
 
-@pytest.fixture()
-def adapters(tmp_path: Path) -> Path:
-    """A copy of the stand-in's adapter folder (tests/test_mutation.py's), which a test may
-    change."""
-    folder = tmp_path / "adapters"
-    shutil.copytree(TESTS / "adapters" / "mutable", folder / "mutable")
-    (folder / "build").write_text("#!/bin/sh\n")
-    return folder
-
-
 def bug_file(tmp_path: Path, bugs: list[dict[str, object]], **top: object) -> Path:
     path = tmp_path / "x.bugs.json"
     path.write_text(json.dumps({"implementation": "test-mutable", "version": "1.0.0",

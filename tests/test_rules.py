@@ -235,9 +235,9 @@ class Dialled:
 
 
 def _dial(peer: Peer, base: Presentation, protocol: str, *, highest: ssl.TLSVersion,
-          client: tuple[Path, Path]) -> Dialled:
+          client: tuple[Path, Path], alpn: tuple[str, ...] = ("libp2p",)) -> Dialled:
     """Dial the peer (as server, with ``protocol``) with Python's TLS stack, offering TLS 1.2 up
-    to ``highest`` and ALPN libp2p, with a certificate to present if asked."""
+    to ``highest`` and the ALPN list ``alpn``, with a certificate to present if asked."""
     listening = peer.request(base, case="dial", transport="tcp", role="server",
                              protocol=protocol)
     assert listening["event"] == "listening", listening
@@ -245,7 +245,8 @@ def _dial(peer: Peer, base: Presentation, protocol: str, *, highest: ssl.TLSVers
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     context.minimum_version, context.maximum_version = ssl.TLSVersion.TLSv1_2, highest
-    context.set_alpn_protocols(["libp2p"])
+    if alpn:
+        context.set_alpn_protocols(list(alpn))
     context.load_cert_chain(*client)
     received: set[str] = set()
 
@@ -308,6 +309,24 @@ def test_the_server_side_alpn_and_client_auth_faults_are_what_a_tls_client_meets
         assert (unasked.version, unasked.alpn) == ("TLSv1.3", "libp2p")
         assert "CERTIFICATE_REQUEST" not in unasked.received
         assert {"CERTIFICATE", "FINISHED"} <= unasked.received
+        p.close()
+
+
+def test_the_strict_listener_holds_the_dialler_to_the_alpn_rule(
+        peer: Path, base: Presentation, client_cert: tuple[Path, Path]) -> None:
+    """It completes with a dialler that offers libp2p last (alone or after muxer ids), and
+    refuses one that offers no ALPN, another protocol, or libp2p before a muxer id; the honest
+    peer takes them all."""
+    top = ssl.TLSVersion.TLSv1_3
+    with running(peer) as p:
+        def agreed(protocol: str, alpn: tuple[str, ...]) -> str | None:
+            return _dial(p, base, protocol, highest=top, client=client_cert, alpn=alpn).version
+
+        good = [("libp2p",), (*MUXERS, "libp2p")]
+        bad = [(), ("h2",), ("libp2p", MUXERS[0]), MUXERS]
+        assert [agreed("strict-listener", a) for a in good] == ["TLSv1.3"] * 2
+        assert [agreed("strict-listener", a) for a in bad] == [None] * 4
+        assert [agreed("", a) for a in [(), ("libp2p", MUXERS[0])]] == ["TLSv1.3"] * 2
         p.close()
 
 

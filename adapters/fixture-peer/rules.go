@@ -42,6 +42,18 @@ var protocolFaults = map[string]protocolFault{
 		asClient, anyWire, func(c *tls.Config) { c.NextProtos = append(append([]string(nil), muxers...), "libp2p") }},
 	"alpn-libp2p-first": {"the client offers libp2p first, a muxer id after it", asClient, anyWire,
 		func(c *tls.Config) { c.NextProtos = []string{"libp2p", muxers[0]} }},
+	// A listener that holds the dialler to the ALPN rule: its ClientHello must offer ALPN,
+	// "libp2p" last (muxer ids before it); otherwise crypto/tls ends the handshake with an
+	// internal_error alert. It keeps every rule itself.
+	"strict-listener": {"the server refuses a ClientHello whose ALPN list does not end with libp2p",
+		[]string{"server"}, anyWire, func(c *tls.Config) {
+			c.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+				if n := len(h.SupportedProtos); n == 0 || h.SupportedProtos[n-1] != "libp2p" {
+					return nil, fmt.Errorf("fixture-peer: strict listener: the ClientHello's ALPN list %q does not end with libp2p", h.SupportedProtos)
+				}
+				return nil, nil
+			}
+		}},
 	"no-certificate-request": {"the server does not request the client's certificate", []string{"server"},
 		anyWire, func(c *tls.Config) { c.ClientAuth = tls.NoClientCert }},
 }

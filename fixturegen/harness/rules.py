@@ -12,6 +12,8 @@ directions and over which transports it can be produced:
 A fault is produced where the peer's TLS role can commit it: a server cannot offer ALPN
 protocols (it selects one of the client's), so the ALPN lists are ``listen`` faults; a client
 cannot decline to ask for a certificate, so ``no-certificate-request`` is a ``dial`` fault.
+``strict-listener`` breaks no rule: it is the listener that enforces one, the dialler's ALPN
+list, which an honest peer never checks.
 QUIC carries TLS 1.3 only (RFC 9001 section 4.2: quic-go refuses anything else), so the version
 faults are TCP faults.
 
@@ -120,6 +122,12 @@ PROTOCOL_FAULTS: tuple[ProtocolFault, ...] = (
         "The fixture peer dials offering libp2p first and /yamux/1.0.0 after it, against the "
         "rule that libp2p is last. A listener may select either, or refuse the order: either "
         "verdict agrees."),
+    ProtocolFault(
+        "strict-listener", "strict-listener", ("dial",), ANY, "valid", ALPN_LAST,
+        "The fixture peer, as server, breaks no rule and holds the dialler to the ALPN rule: a "
+        "ClientHello whose ALPN list is missing or does not end with libp2p is refused. A "
+        "dialler that offers libp2p (muxer ids before it, or nothing else) completes; one that "
+        "does not is refused, and rejects this valid case.", "medium"),
     ProtocolFault(
         "no-certificate-request", "no-certificate-request", ("dial",), ANY, "acceptable",
         CLIENT_AUTH,
