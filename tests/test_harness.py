@@ -212,6 +212,21 @@ def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Pat
     shorter.write_text("\n".join(lines[:-1]) + "\n")
     p = cli("harness", "report", str(out / "results.json"), "--known", str(shorter))
     assert p.returncode == 1 and "1 divergences not in" in p.stderr
+    assert "entries of" not in p.stderr  # every entry still stands
+    # Entries that no longer stand are named (they fail nothing): a case the corpus does not
+    # have, a case that now agrees; an implementation that did not run is left alone.
+    reference = json.loads((reference_run / "results.json").read_text())
+    agreed = next(c["id"] for c in reference["implementations"][0]["cases"]
+                  if c["outcome"] == "agree")
+    stale = tmp_path / "stale.txt"
+    stale.write_text(f"reference invalid.no-such-case\nreference {agreed}\n"
+                     "other-impl invalid.no-such-case\n")
+    p = cli("harness", "report", str(reference_run / "results.json"), "--known", str(stale),
+            "--out", str(tmp_path / "stale-report"))
+    assert p.returncode == 0, p.stderr
+    assert (f"harness: 1 entries of {stale} name cases this corpus does not have: "
+            "reference invalid.no-such-case\n") in p.stderr
+    assert f"harness: 1 entries of {stale} no longer diverge: reference {agreed}\n" in p.stderr
 
     p = cli("harness", "run", "--corpus", str(corpus), "--out", str(tmp_path / "again"),
             "--no-transcripts", "--name", "lax", "--known", str(shorter), "--",

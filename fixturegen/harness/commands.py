@@ -51,6 +51,7 @@ from fixturegen.harness.results import (
     diff,
     load_known,
     load_results,
+    stale_known,
 )
 from fixturegen.harness.session import (
     Corpus,
@@ -333,9 +334,23 @@ def _finish(results: ResultsFile, folder: Path, known: Path | None, broken: str 
                err=True)
     if broken is not None:
         fail(broken, EXIT_ADAPTER)
+    if known is not None:
+        _say_stale(results, known)
     if known is not None and (new := _new_divergences(results)):
         typer.echo(f"harness: {new} divergences not in {known}", err=True)
         raise typer.Exit(EXIT_NEW)
+
+
+def _say_stale(results: ResultsFile, known: Path) -> None:
+    """Name the known list's entries that no longer stand (a warning: they fail nothing)."""
+    gone, fixed = stale_known(results, _known(known))
+    for what, entries in (("name cases this corpus does not have", gone),
+                          ("no longer diverge", fixed)):
+        if entries:
+            first = ", ".join(f"{label} {case}" for label, case in entries[:3])
+            more = f" and {len(entries) - 3} more" if len(entries) > 3 else ""
+            typer.echo(f"harness: {len(entries)} entries of {known} {what}: {first}{more}",
+                       err=True)
 
 
 @harness_app.command("report")

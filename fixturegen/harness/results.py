@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fixturegen.harness.compare import Outcome
+from fixturegen.harness.compare import DIVERGENCES, Outcome
 from fixturegen.keys.kinds import HostKeyName
 from fixturegen.model.manifest import Family, json_schema
 from fixturegen.verify.codes import SenderFlag
@@ -283,6 +283,22 @@ def dump_results(results: ResultsFile) -> str:
 
 Known = frozenset[tuple[str, str]]
 MAX_KNOWN_BYTES = 16 * 1024 * 1024
+
+
+def stale_known(results: ResultsFile, known: Known) -> tuple[list[tuple[str, str]],
+                                                             list[tuple[str, str]]]:
+    """The entries of a known list that no longer stand, for an implementation entry of this
+    run (an entry naming one that did not run is left alone: a list may serve several):
+    those whose case the catalogue no longer has (a case removed or renamed), and those whose
+    case ran and no longer diverges (fixed, or a changed case). Each sorted."""
+    catalogue = {c.id for c in results.catalogue}
+    ran = {impl.label: {c.id: c.outcome for c in impl.cases} for impl in results.implementations}
+    gone = sorted((label, case) for label, case in known
+                  if label in ran and case not in catalogue)
+    fixed = sorted((label, case) for label, case in known
+                   if label in ran and case in ran[label]
+                   and ran[label][case] not in DIVERGENCES)
+    return gone, fixed
 
 
 def load_known(path: Path) -> Known:
