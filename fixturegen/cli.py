@@ -385,6 +385,26 @@ def keys_list() -> None:
 
 
 @app.command()
+def doctor(
+    adapters: Annotated[Path | None, typer.Option(
+        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+    ] = None,
+) -> None:
+    """Which shipped adapters are built here, which can be built (`make adapters`), and what
+    each build lacks, with where to get it. Exit 0 when every adapter is built or can be,
+    1 when a tool is missing, 2 when the adapters' folder is not one."""
+    from fixturegen.harness.commands import adapters_folder
+    from fixturegen.harness.doctor import lines, readiness
+
+    base = adapters_folder(adapters)
+    ready = readiness(base)
+    typer.echo(f"doctor: the adapters in {printable(str(base))}")
+    for line in lines(ready):
+        typer.echo(line)
+    raise typer.Exit(1 if any(r.missing and not r.built for r in ready) else 0)
+
+
+@app.command()
 def version() -> None:
     """Print the version."""
     typer.echo(f"fixturegen {__version__}")
