@@ -52,6 +52,7 @@ from fixturegen.model.outputs import list_schema, show_schema, verify_schema
 from fixturegen.model.transcripts import transcripts_schema
 from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
+from fixturegen.output.writer import DEFAULT_SEED
 from fixturegen.verify.codes import Check, ErrorCode, Flag, SenderFlag, check_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -813,6 +814,36 @@ def results() -> dict[str, str]:
 
 #: The command of a run whose page data is kept, unless another is given.
 RUN = "fixturegen harness run --impl all --mode all"
+
+
+#: How the Results pages' data is refreshed, in the message of a stale page.
+REFRESH = ("make conformance && .venv/bin/python -m tools.docpages results out/conformance "
+           "'make conformance'")
+
+
+def results_stale(data: PageData | None = None) -> str | None:
+    """Why the Results pages' data is not a run over the current catalogue (its certificate
+    cases are not the catalogue's cases, or its seed is not the default one; an entry is an
+    API entry of an implementation without an API mode), or None."""
+    if data is None:
+        if not RESULTS_DATA.exists():
+            return None
+        data = load_page_data(RESULTS_DATA)
+    ran = {c.id for c in data.cases if c.kind == "certificate"}
+    have = {c.id for c in CATALOGUE}
+    problems = []
+    if ran != have:
+        problems.append(f"its run has {len(ran)} certificate cases, the catalogue {len(have)} "
+                        f"({len(have - ran)} new, {len(ran - have)} gone)")
+    if data.seed != DEFAULT_SEED:
+        problems.append(f"its seed is {data.seed!r}, not {DEFAULT_SEED!r}")
+    no_api = {a.name for a in SHIPPED if not a.api}
+    if bad := sorted(e.label for e in data.entries if e.label in no_api):
+        problems.append(f"it has an API entry for {', '.join(bad)}, which has no API mode")
+    if not problems:
+        return None
+    return (f"{RESULTS_DATA.relative_to(ROOT)} is stale: " + "; ".join(problems)
+            + f"; refresh it: {REFRESH}")
 
 
 def keep_results(folder: Path, command: str) -> Path:

@@ -1,5 +1,6 @@
-"""mkdocs hooks (mkdocs.yml ``hooks:``): the build fails while a generated page is stale, the
-Results pages are rendered from ``docs/results/page.json``, and the shipped JSON schemas are
+"""mkdocs hooks (mkdocs.yml ``hooks:``): the build fails while a generated page is stale or
+the Results pages' data is not a run over the current catalogue, the Results pages are rendered
+from ``docs/results/page.json``, and the shipped JSON schemas are
 published beside the pages (``schemas/NAME.schema.json``) so that the format pages link to
 them."""
 
@@ -23,6 +24,7 @@ def _importable() -> None:
 
 def on_pre_build(config: Any) -> None:
     _importable()
+    from tools.docpages import results_stale
     from tools.generated import orphans, stale
 
     problems = [f"stale: {p.relative_to(ROOT)}" for p in stale()]
@@ -30,6 +32,8 @@ def on_pre_build(config: Any) -> None:
     if problems:
         raise PluginError("generated pages are out of date (run 'make generated'): "
                           + "; ".join(problems))
+    if (why := results_stale()) is not None:
+        raise PluginError(why)
 
 
 def on_files(files: Files, config: Any) -> Files:

@@ -98,14 +98,14 @@ class Adapter:
         if build is None or build.folder == adapters / self.folder:
             return Target(self.name, self.package, self.version, self.verifier,
                           tuple(self.argv(adapters)), self.handshake, self.transports,
-                          reasons=reasons)
+                          reasons=reasons, api=self.api)
         transports = self.transports if build.transports is None else tuple(
             t for t in self.transports if t in build.transports)
         package = (self.package if build.source is None
                    else f"{self.package} (source {build.source})")
         return Target(self.name, package, build.version, self.verifier,
                       tuple(self.argv_in(build.folder)), self.handshake, transports,
-                      build.notes, reasons=reasons)
+                      build.notes, reasons=reasons, api=self.api)
 
 
 SHIPPED: tuple[Adapter, ...] = (

@@ -260,6 +260,9 @@ def run(
                 if mode != "api" and not target.transports:
                     say(f"harness: {target.name} {target.version}: no handshake mode in this "
                         "build")
+                if mode != "handshake" and not target.api:
+                    say(f"harness: {target.name} {target.version}: no API mode (handshake "
+                        "entries only)")
                 _, broken = run_entries(target, loaded, mode, folder, peer_argv=peer_argv,
                                         timeout=timeout, startup=startup, known=known_set,
                                         say=say, done=written, jobs=jobs)

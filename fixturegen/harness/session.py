@@ -85,6 +85,9 @@ class Target:
     #: Its reviewed reason table (fixturegen.harness.reasons): None, no mapped reasons and no
     #: ``wrong_reason``.
     reasons: ReasonTable | None = None
+    #: False: it has no API mode (its certificate check is not callable: litep2p), so a run
+    #: has no API entry for it, only handshake entries.
+    api: bool = True
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ def entries(target: Target, corpus: Corpus, mode: str
     """The entries ``mode`` runs for ``target``: its label and (transport, direction), or None
     for the API entry."""
     runs: list[tuple[str, tuple[Transport, Direction] | None]] = []
-    if mode != "handshake":
+    if mode != "handshake" and target.api:
         runs.append((target.name, None))
     if mode != "api":
         runs += [(f"{target.name}@{t}-{d}", (t, d)) for t in target.transports
