@@ -62,6 +62,8 @@ SECTIONS: dict[str, str] = {
     "cv": "CertificateVerify vectors, valid",
     "cv-invalid": "CertificateVerify vectors, invalid",
     "ps": "Handshake proof sets (one proof corrupted alone)",
+    "rule": "The handshake's own rules (a valid certificate, one rule of the handshake broken "
+            "by the fixture peer)",
     "other": "Other cases",
 }
 
