@@ -245,3 +245,31 @@ def test_the_sender_judgement_finds_py_libp2p_0_5_0s_critical_extensions(corpus:
     assert [c["sender_flags"] for c in new] == [[]] * len(new)
     assert {c["verifiers"]["rust-libp2p"]["outcome"] for c in new} == {"agree"}
     assert "- py-libp2p-tls: none on its" in summaries["py-libp2p-tls"]
+
+
+def test_py_libp2p_0_6_0s_listener_never_asks_for_the_dialers_certificate(
+        corpus: Path, tmp_path: Path) -> None:
+    """The history of issue 39's released listener bug, seen on the wire: py-libp2p 0.6.0's
+    TCP listener sends no CertificateRequest (the fixture peer, dialling, reports
+    ``certificate_requested`` false), so a dialler with no certificate is let in; 0.8.1's asks
+    and refuses it. Both listeners complete a handshake whose dialler offers only h2 in ALPN
+    (no protocol selected: RFC 7301 wants no_application_protocol)."""
+    seen: dict[str, dict[str, dict[str, Any]]] = {}
+    for impl in ("py-libp2p-tls@0.6.0", "py-libp2p-tls"):
+        out = tmp_path / impl
+        done = fixturegen("harness", "run", "--impl", impl, "--mode", "handshake",
+                          "--no-interop", "--no-transcripts", "--corpus", str(corpus),
+                          "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        data = json.loads((out / "results.json").read_text())
+        listen = next(i for i in data["implementations"] if i["direction"] == "listen")
+        seen[impl] = {c["id"]: c for c in listen["cases"]}
+    old, new = seen["py-libp2p-tls@0.6.0"], seen["py-libp2p-tls"]
+    honest = "rule.tls12-and-tls13.client"  # a dialler that breaks no rule the listener checks
+    assert old[honest]["peer"]["certificate_requested"] is False
+    assert new[honest]["peer"]["certificate_requested"] is True
+    assert old["ps.no-certificate.client"]["outcome"] == "false_accept"
+    assert new["ps.no-certificate.client"]["outcome"] == "agree"
+    for cases in (old, new):
+        h2 = cases["rule.alpn-without-libp2p.client"]
+        assert (h2["outcome"], h2["peer"]["alpn"]) == ("false_accept", "")
