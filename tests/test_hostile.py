@@ -511,3 +511,47 @@ def test_an_import_of_a_file_name_that_is_not_utf8_is_one_line(small: Path,
     stderr = _one_line(_cli("import", str(src), "--out", str(tmp_path / "out")))
     assert "not valid UTF-8" in stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- text that reaches a terminal, Markdown or HTML ------------------------------------------
+
+#: An implementation's error text with a terminal escape sequence, a carriage return, a DEL and
+#: markup: what a hostile or broken adapter can print.
+HOSTILE_TEXT = "bad \x1b[31mred\x1b[0m\roverwritten\x7f <b>bold</b> | `tick` # head"
+
+
+def test_control_characters_never_reach_a_terminal_a_report_or_a_page(corpus: Path,
+                                                                     tmp_path: Path) -> None:
+    """Every text an adapter prints reaches the terminal, summary.md, index.html and the
+    findings with its control characters as visible escapes (no raw ESC, CR or DEL), its
+    markup escaped; a --version that holds one is refused at input."""
+    refuse = tmp_path / "refuse.py"
+    refuse.write_text("import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+                      "    print(json.dumps({'id': r['id'], 'verdict': 'reject', 'peer_id': None,"
+                      f" 'error': {HOSTILE_TEXT!r}}}), flush=True)\n")
+    out = tmp_path / "r"
+    run = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--corpus",
+                          str(corpus), "--no-transcripts", "--no-interop", "--name", "hostile",
+                          "--out", str(out), "--", sys.executable, str(refuse)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    findings = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "findings",
+                               str(out), "--impl", "hostile", "--out", str(tmp_path / "f")],
+                              capture_output=True, text=True, timeout=300)
+    assert findings.returncode == 0, findings.stderr
+    written = {p.name: p.read_text() for p in [out / "summary.md", out / "index.html",
+                                              *(tmp_path / "f").glob("*.md")]}
+    assert len(written) > 3
+    for name, text in [*written.items(), ("stdout", run.stdout + findings.stdout),
+                       ("stderr", run.stderr + findings.stderr)]:
+        assert not any(c in text for c in "\x1b\r\x7f"), name
+    summary = written["summary.md"]
+    assert r"\x1b[31mred\x1b[0m\x0doverwritten\x7f" in summary
+    page = written["index.html"]
+    assert "<b>bold" not in page and "&lt;b&gt;bold" in page and r"\x1b[31mred" in page
+    bad = subprocess.run([sys.executable, "-m", "fixturegen", "harness", "run", "--corpus",
+                          str(corpus), "--name", "x", "--version", "1.0\x1b[2J", "--out",
+                          str(tmp_path / "v"), "--", sys.executable, str(refuse)],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--version" in bad.stderr and "\x1b" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "v").exists()

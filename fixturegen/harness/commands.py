@@ -226,6 +226,9 @@ def run(
             if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or ".." in name:
                 fail(f"--name {name!r}: use letters, digits, '.', '_' and '-' (it names report "
                      "files), at most 64")
+            if not version.isprintable() or not version.strip() or len(version) > 64:
+                fail(f"--version {version!r}: printable characters, at most 64 (every report "
+                     "shows it)")
             targets.append(Target(name, "custom", version, "custom adapter", tuple(command),
                                   "custom adapter", ("tcp",), reasons=_reasons(reasons)))
         elif reasons is not None:

@@ -37,6 +37,7 @@ from fixturegen.harness.report import (
 )
 from fixturegen.harness.results import CatalogueEntry, ResultsFile, dump_results, known_text
 from fixturegen.output.render import TEMPLATES
+from fixturegen.verify.inputs import shown
 
 SCHEMA_VERSION = 1
 
@@ -407,7 +408,7 @@ def entry_of(label: str) -> str:
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
-                      lstrip_blocks=True)
+                      lstrip_blocks=True, finalize=shown)
     env.filters["entry_of"] = entry_of
     env.filters["key_of"] = lambda column: column.rsplit(" ", 1)[0]
     env.filters["proof_of"] = lambda column: column.rsplit(" ", 1)[1]

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from fixturegen.markdown import code, md
 from fixturegen.mutation.model import MutantResult, MutationFile, count, single, with_cases
 from fixturegen.output.render import TEMPLATES
-from fixturegen.verify.inputs import InputError, printable
+from fixturegen.verify.inputs import InputError, printable, shown
 from fixturegen.verify.jsonfile import load_json
 
 #: At most this many killing cases of one bug are named in the bug table (the rest counted).
@@ -141,7 +141,7 @@ def bug_table(f: MutationFile) -> list[str]:
 def html(f: MutationFile) -> str:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True,
-                      lstrip_blocks=True)
+                      lstrip_blocks=True, finalize=shown)
     return env.get_template("mutation.html.j2").render(f=f, change=change, percent=percent)
 
 

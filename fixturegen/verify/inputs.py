@@ -34,8 +34,27 @@ class MissingFile(InputError):
     """A well-formed corpus path that names no file."""
 
 
+#: Control characters but tab and line feed (which a one-line writer folds into spaces): a
+#: terminal acts on them (an escape sequence recolours or rewrites the screen, a carriage return
+#: overwrites the line), and HTML and Markdown cannot show them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character (but tab and line feed) written as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def shown(value: object) -> object:
+    """A value a report template prints (its ``finalize``): a text made :func:`visible`, any
+    other value as it is (the template's autoescape then escapes the markup)."""
+    return visible(value) if isinstance(value, str) else value
+
+
 def printable(text: str) -> str:
-    """``text`` as the terminal can print it (undecodable file-name bytes escaped, not raised)."""
+    """``text`` as the terminal can print it: control characters escaped (:func:`visible`),
+    and undecodable file-name bytes escaped, not raised."""
+    text = visible(text)
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     try:
         return text.encode(encoding, "backslashreplace").decode(encoding)
