@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from fixturegen.builds.build import BuildError, Recipe, Wanted, adapter_hash, ensure, parse_impl
+from fixturegen.builds.build import (
+    BuildError,
+    Recipe,
+    Wanted,
+    _key,
+    adapter_hash,
+    ensure,
+    parse_impl,
+)
 from fixturegen.builds.cache import CacheError, cache_root, tree_hash
 from fixturegen.builds.versions import Version, VersionError, parse_spec
 
@@ -172,6 +180,43 @@ def test_a_failed_build_says_why_in_one_line_and_is_remembered(adapters: Path,
     assert where.value.request
     with pytest.raises(BuildError, match="not a folder"):
         ensure(RECIPE, adapters, Wanted(source=tmp_path / "missing"), cache)
+
+
+def test_a_version_is_keyed_as_it_orders_not_as_it_is_spelt() -> None:
+    """``v1.2.0``, `` 1.2.0 `` and ``1.2`` are one build; a pre-release or another release is
+    another; a long version still makes a short key."""
+    def key(version: str) -> str:
+        return _key(RECIPE, Wanted(version=version), "adapter")
+
+    assert key("v1.2.0") == key("1.2.0") == key(" 1.2.0 ") == key("1.2")
+    assert len({key("1.2.0"), key("1.2.0-rc.1"), key("1.2.1"), key("1.20.0")}) == 4
+    long = "1." + ".".join(["1"] * 60)
+    assert len(key(long)) < 80
+
+
+def test_a_build_that_says_ok_without_its_artefact_is_built_again(adapters: Path,
+                                                                 tmp_path: Path) -> None:
+    cache = cache_root(tmp_path / "cache")
+    first = ensure(RECIPE, adapters, Wanted(version="1.2.0"), cache)
+    first.hold.release()
+    (first.folder / RECIPE.marker).unlink()  # the cache's record still says ok
+    again = ensure(RECIPE, adapters, Wanted(version="1.2.0"), cache)
+    again.hold.release()
+    assert not again.reused and (again.folder / RECIPE.marker).exists()
+    assert answer(again.folder) == "built as 1.2.0"
+
+
+def test_a_timed_out_build_is_not_remembered_as_a_failure(adapters: Path,
+                                                          tmp_path: Path) -> None:
+    """A timeout says nothing about the build (a busy machine): the next command tries again
+    instead of answering 'cannot build' from the cache."""
+    cache = cache_root(tmp_path / "cache")
+    for _ in range(2):
+        with pytest.raises(BuildError) as caught:
+            ensure(RECIPE, adapters, Wanted(version="7.7.7"), cache, timeout=1.0)
+        assert "timed out after 1 s" in str(caught.value)
+        assert "remembered" not in str(caught.value)
+    assert len(builds(cache)) == 2  # built twice, not answered from the record
 
 
 def test_a_hanging_build_is_killed_at_its_timeout(adapters: Path, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ is remembered with its reason, and tried again only with ``rebuild``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -102,6 +103,7 @@ class Built:
 def parse_impl(text: str) -> tuple[str, str | None]:
     """``NAME`` or ``NAME@VERSION``."""
     name, at, version = text.partition("@")
+    version = version.strip()  # ' v0.48.0 ' is v0.48.0, to the build script too
     if at and not version:
         raise VersionError(f"--impl {text!r}: give NAME@VERSION (e.g. go-libp2p@v0.48.0)")
     if at:
@@ -144,12 +146,15 @@ def _copy_sources(adapters: Path, folder: str, into: Path) -> None:
 
 
 def _key(recipe: Recipe, wanted: Wanted, adapter: str) -> str:
+    """The cache folder's name: the source tree's path, or the version as it orders (so
+    ``v0.48.0`` and ``0.48.0`` share a build), and the adapter's own sources."""
     if wanted.source is not None:
-        import hashlib
-
         where = hashlib.sha256(str(wanted.source.resolve()).encode("utf-8", "surrogateescape"))
         return f"src-{where.hexdigest()[:12]}-{adapter}"
-    return f"v-{slug(wanted.version or recipe.pinned)}-{adapter}"
+    version = Version.parse(wanted.version or recipe.pinned)
+    numbers = ".".join(str(n) for n in version.release)
+    exact = hashlib.sha256(repr(version.key).encode()).hexdigest()[:8]
+    return f"v-{slug(numbers)[:40]}-{exact}-{adapter}"
 
 
 def _record(path: Path) -> dict[str, Any] | None:
@@ -204,12 +209,15 @@ def ensure(recipe: Recipe, adapters: Path, wanted: Wanted, cache: Path, *,
     try:
         record = _record(folder / BUILD_JSON)
         if record is not None and not rebuild and record.get("tree") == tree:
-            if record.get("status") == "ok":
+            # an entry is trusted only whole: a build that says ok has left what the adapter
+            # runs; a timeout says nothing of the build (a busy machine), so it is tried again
+            if record.get("status") == "ok" and (folder / recipe.marker).exists():
                 return _built(recipe, folder, record, hold.share(), reused=True)
-            raise BuildError(f"{wanted.describe(recipe)}: cannot build: {record.get('reason')} "
-                             f"(remembered from {record.get('when')}; rebuild to try again; "
-                             f"log: {folder / LOG})", request=bool(record.get("request")),
-                             log=folder / LOG)
+            if record.get("status") == "failed":
+                raise BuildError(
+                    f"{wanted.describe(recipe)}: cannot build: {record.get('reason')} "
+                    f"(remembered from {record.get('when')}; --rebuild tries again; log: "
+                    f"{folder / LOG})", request=bool(record.get("request")), log=folder / LOG)
         with contextlib.suppress(FileNotFoundError):
             (folder / BUILD_JSON).unlink()
         if wanted.version is not None and folder.exists():
@@ -222,9 +230,11 @@ def ensure(recipe: Recipe, adapters: Path, wanted: Wanted, cache: Path, *,
         seconds = time.perf_counter() - start
         info = _record(folder / INFO) or {}
         if status != "ok":
-            reason = status if status.startswith("timed out") else _reason(folder / LOG)
-            record = {"status": "failed", "reason": reason, "request": request, "tree": tree,
-                      "when": _now(), "seconds": round(seconds, 1)}
+            timed_out = status.startswith("timed out")
+            reason = status if timed_out else _reason(folder / LOG)
+            record = {"status": "timed_out" if timed_out else "failed", "reason": reason,
+                      "request": request, "tree": tree, "when": _now(),
+                      "seconds": round(seconds, 1)}
             _write_record(folder, record)
             raise BuildError(f"{wanted.describe(recipe)}: cannot build: {reason} (log: "
                              f"{folder / LOG})", request=request, log=folder / LOG)

@@ -137,6 +137,9 @@ def check_command(
     build_timeout: BuildTimeout = DEFAULT_BUILD_TIMEOUT,
     timeout: Annotated[float, typer.Option(min=0.01, help="Seconds for the case.")
                        ] = DEFAULT_TIMEOUT,
+    rebuild: Annotated[bool, typer.Option(
+        help="Build again even if the cache holds the build or remembers its failure.")
+    ] = False,
 ) -> None:
     """Whether one case still diverges in one build: exit 0 as expected, 1 diverges, 125
     cannot tell (the git bisect run convention)."""
@@ -146,7 +149,7 @@ def check_command(
         fail(f"--entry {entry!r}: use one of {', '.join(ENTRIES)}")
     base = adapters_folder(adapters)
     with contextlib.ExitStack() as holds:
-        (target,) = shipped_targets([impl], source, base, cache=cache, rebuild=False,
+        (target,) = shipped_targets([impl], source, base, cache=cache, rebuild=rebuild,
                                     build_timeout=build_timeout, holds=holds,
                                     code=EXIT_CANNOT_TELL)
         peer = fixture_peer(base) if entry != "api" else []
@@ -175,6 +178,9 @@ def profile_command(
     cache: Cache = None,
     build_timeout: BuildTimeout = DEFAULT_BUILD_TIMEOUT,
     corpus: Corpus = Path("out"),
+    rebuild: Annotated[bool, typer.Option(
+        help="Build again even if the cache holds the build or remembers its failure.")
+    ] = False,
 ) -> None:
     """Compare two builds' handshake cost: median wall and CPU per handshake, per transport,
     direction and scheme, with the ratio and its 95% interval."""
@@ -189,9 +195,9 @@ def profile_command(
         other, other_source = [name], Path(against)
     base = adapters_folder(adapters)
     with contextlib.ExitStack() as holds:
-        (a,) = shipped_targets([impl], source, base, cache=cache, rebuild=False,
+        (a,) = shipped_targets([impl], source, base, cache=cache, rebuild=rebuild,
                                build_timeout=build_timeout, holds=holds)
-        (b,) = shipped_targets(other, other_source, base, cache=cache, rebuild=False,
+        (b,) = shipped_targets(other, other_source, base, cache=cache, rebuild=rebuild,
                                build_timeout=build_timeout, holds=holds)
         both = [t for t in a.transports if t in b.transports]
         chosen = transport or both
