@@ -340,3 +340,43 @@ def test_every_shipped_adapter_has_a_build_script_that_names_it() -> None:
     unknown = subprocess.run([str(ROOT / "adapters/build"), "no-such-adapter"],
                              capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "unknown adapter no-such-adapter" in unknown.stderr
+
+
+def test_what_a_check_costs_is_recorded_and_a_costly_check_is_named(tmp_path: Path,
+                                                                    corpus: Path) -> None:
+    """The CPU time an adapter reports for each check is kept per case, and the summary names
+    the checks far costlier than the entry's valid certificates (or above the absolute bound);
+    an adapter that reports none gets no cost section."""
+    costly = "host-rsa-8192"
+    timed = tmp_path / "timed.py"
+    timed.write_text("import json, sys\n"
+                     "for line in sys.stdin:\n"
+                     "    r = json.loads(line)\n"
+                     f"    cpu = 2.5 if r['id'] == {costly!r} else 0.06 if r['id'].startswith("
+                     "'invalid.') else 0.001\n"
+                     "    print(json.dumps({'id': r['id'], 'verdict': 'reject', 'peer_id': None,"
+                     " 'error': 'no', 'cpu_seconds': cpu}), flush=True)\n")
+    out = tmp_path / "timed"
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(out), "--no-transcripts",
+            "--no-interop", "--name", "timed", "--", sys.executable, str(timed))
+    assert p.returncode == 0, p.stderr
+    cases = {c["id"]: c for c in
+             json.loads((out / "results.json").read_text())["implementations"][0]["cases"]}
+    assert cases[costly]["cpu_seconds"] == 2.5
+    assert cases["matrix.ed25519.ed25519.fixed"]["cpu_seconds"] == 0.001
+    summary = (out / "summary.md").read_text()
+    section = summary.split("## What a check costs", 1)[1]
+    row = next(line for line in section.splitlines() if line.startswith("| timed |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == str(len(cases)) and cells[2] == "1.00"  # the median of the valid ones
+    # the costly: the bound (2.5 s), and every invalid case at 60 times the valid median
+    invalid = sorted(i for i in cases if i.startswith("invalid."))
+    assert cells[4].startswith(f"`{costly}` 2500.0; `{invalid[0]}` 60.0")
+    assert cells[4].count("60.0") == len(invalid)
+    # no CPU reported, no cost section
+    quiet = tmp_path / "quiet"
+    p = cli("harness", "run", "--corpus", str(corpus), "--out", str(quiet), "--no-transcripts",
+            "--no-interop", "--name", "quiet", "--", sys.executable,
+            str(ROOT / "adapters/reference/adapter.py"))
+    assert p.returncode == 0, p.stderr
+    assert "## What a check costs" not in (quiet / "summary.md").read_text()

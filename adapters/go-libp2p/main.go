@@ -176,6 +176,8 @@ func main() {
 			rep = reply{ID: req.ID, Verdict: "skip", Error: text("go-libp2p has no public API that checks a CertificateVerify (crypto/tls does it inside the handshake)")}
 		} else {
 			rep = check(identity, req)
+			cpu := cpuSeconds() - started // the check's own CPU time, in this process
+			rep.CPUSeconds = &cpu
 		}
 		if err := enc.Encode(rep); err != nil {
 			os.Exit(1)

@@ -116,7 +116,7 @@ for (let line = await nextLine(); line !== null; line = await nextLine()) {
     reply = req.kind === 'handshake' && req.transport === 'quic'
       ? await handshakeQUIC(req, errorText, cancelled)
       : await check(req)
-    if (req.kind === 'handshake') { // CPU time (user+system) of this process for the request
+    if (req.kind !== 'generate') { // CPU time (user+system) of this process for the request
       const used = process.cpuUsage(started)
       reply.cpu_seconds = (used.user + used.system) / 1e6
     }

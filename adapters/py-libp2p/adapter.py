@@ -234,7 +234,8 @@ def main() -> int:
         except json.JSONDecodeError as exc:
             reply = {"id": "", "verdict": "skip", "peer_id": None,
                      "error": f"adapter: unreadable request: {exc}"}
-        if isinstance(request, dict) and request.get("kind") == "handshake":
+        if isinstance(request, dict) and request.get("kind", "certificate") in (
+                "handshake", "certificate", "certificate_verify"):
             reply["cpu_seconds"] = round(time.process_time() - started, 6)  # user+system
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()

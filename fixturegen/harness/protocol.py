@@ -94,8 +94,9 @@ class Reply(BaseModel):
         default=None, description="generate: the certificate's private key, PKCS#8 PEM, when the "
         "library exposes it")
     cpu_seconds: float | None = Field(
-        default=None, ge=0, description="handshake: the CPU time (user + system) the adapter's "
-        "process spent from the request to this reply, measured by the adapter")
+        default=None, ge=0, description="certificate, certificate_verify and handshake: the "
+        "CPU time (user + system) the adapter's process spent from the request to this reply, "
+        "measured by the adapter (optional; the harness reports what a check costs from it)")
 
 
 class Listening(BaseModel):

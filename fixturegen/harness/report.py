@@ -317,6 +317,64 @@ def handshake_profile(results: ResultsFile) -> list[tuple[str, str, int, float, 
     return out
 
 
+#: A check is *costly* when its CPU time is this many times the median of the same entry's
+#: valid certificates and at least COST_FLOOR, or at least COST_BOUND whatever the median. CPU
+#: time, not wall time: another process on the machine does not make a check costly.
+COST_RATIO = 50.0
+COST_FLOOR = 0.05
+COST_BOUND = 1.0
+#: The most expensive checks each API entry shows.
+COST_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one API entry's checks cost in CPU: the median over its valid certificates, its
+    most expensive checks (case, seconds), and those that are costly."""
+
+    label: str
+    measured: int
+    median_valid: float
+    top: tuple[tuple[str, float], ...]
+    costly: tuple[tuple[str, float], ...]
+
+
+def check_costs(results: ResultsFile) -> list[Cost]:
+    """Per API entry whose adapter reports CPU time: the cost of its checks."""
+    valid = {c.id for c in results.catalogue if c.kind == "certificate" and c.expected == "valid"}
+    out: list[Cost] = []
+    for impl in results.implementations:
+        timed = [(c.id, c.cpu_seconds) for c in impl.cases
+                 if impl.mode == "api" and c.cpu_seconds is not None and c.verdict != "skip"]
+        if not timed:
+            continue
+        base = [t for case, t in timed if case in valid]
+        mid = median(base) if base else median(t for _, t in timed)
+        ranked = sorted(timed, key=lambda ct: (-ct[1], ct[0]))
+        costly = tuple((case, t) for case, t in ranked
+                       if t >= COST_BOUND or (t >= COST_FLOOR and t >= COST_RATIO * mid))
+        out.append(Cost(impl.label, len(timed), mid, tuple(ranked[:COST_SHOWN]), costly))
+    return out
+
+
+def _cost_markdown(results: ResultsFile) -> list[str]:
+    costs = check_costs(results)
+    if not costs:
+        return []
+    lines = ["", "## What a check costs", "",
+             f"CPU time of each API check, as the adapter measured it. *Costly*: at least "
+             f"{COST_RATIO:g} times the median of the entry's valid certificates and "
+             f"{COST_FLOOR * 1000:g} ms, or {COST_BOUND:g} s whatever the median.", "",
+             "| entry | checks timed | median, valid (ms) | most expensive (ms) | costly |",
+             "|---|---|---|---|---|"]
+    for c in costs:
+        top = "; ".join(f"{code(case)} {t * 1000:.1f}" for case, t in c.top)
+        costly = "; ".join(f"{code(case)} {t * 1000:.1f}" for case, t in c.costly) or "none"
+        lines.append(f"| {md(c.label)} | {c.measured} | {c.median_valid * 1000:.2f} | {top} "
+                     f"| {costly} |")
+    return lines
+
+
 def presented_certificates(results: ResultsFile) -> list[tuple[str, int, int, int, str, str]]:
     """Per handshake entry, the certificates the implementation presented to the fixture peer:
     (entry, handshakes in which it presented one, distinct chains, refused by the reference,
@@ -398,6 +456,7 @@ def markdown(results: ResultsFile) -> str:
                          f"\\[{md(entry.importance or '-')}\\]: {md(entry.rule)}. "
                          f"Implementation said: {said}. File: {code(entry.path)}")
     lines += reach_markdown(results)
+    lines += _cost_markdown(results)
     lines += _handshake_markdown(results)
     lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"

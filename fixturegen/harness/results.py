@@ -85,8 +85,10 @@ class CaseResult(_Model):
     known: bool = Field(default=False, description="Listed in the --known file")
     seconds: float = Field(description="Time from request to answer")
     cpu_seconds: float | None = Field(
-        default=None, description="handshake mode: the CPU time the adapter's process spent on "
-        "the case, as the adapter measured it (null: it did not say)")
+        default=None, description="The CPU time (user + system) the adapter's process spent on "
+        "the case, from the request to its answer, as the adapter measured it: the library's "
+        "check in API mode, its side of the handshake in handshake mode (null: it did not "
+        "say)")
     peer: PeerSide | None = Field(
         default=None, description="handshake mode: how the fixture peer's side ended")
     first_attempt: str | None = Field(

@@ -202,12 +202,20 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
                                   peer_id=answer.peer_id, error=answer.error, reason=reason,
                                   outcome=result,
                                   known=(target.name, case.id) in known,
-                                  seconds=round(answer.seconds, 6)))
+                                  seconds=round(answer.seconds, 6),
+                                  cpu_seconds=_cpu(answer)))
     counts = Counter(r.outcome for r in results)
     return Implementation(name=target.name, package=target.package, version=target.version,
                           verifier=target.verifier, command=list(target.argv),
                           seconds=round(seconds, 3),
                           counts={o: counts.get(o, 0) for o in OUTCOMES}, cases=results)
+
+
+def _cpu(answer: driver.Answer) -> float | None:
+    """The CPU time the adapter measured for its answer (None: it did not say)."""
+    if answer.reply is None or answer.reply.cpu_seconds is None:
+        return None
+    return round(answer.reply.cpu_seconds, 6)
 
 
 def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[HandshakeCase],

@@ -225,10 +225,12 @@ fn main() {
                 "certificate" => {
                     let id = req.id.clone();
                     compat::guarded(|| check_certificate(req), |e| reject(id, e))
+                        .with_cpu(compat::cpu_seconds() - started)
                 }
                 "certificate_verify" => {
                     let id = req.id.clone();
                     compat::guarded(|| check_certificate_verify(req), |e| reject(id, e))
+                        .with_cpu(compat::cpu_seconds() - started)
                 }
                 "generate" => generate(req),
                 "handshake" => handshake::handshake(&local, req, &mut |line: String| {
