@@ -47,6 +47,7 @@ from fixturegen.harness.pagedata import (
 )
 from fixturegen.harness.protocol import MESSAGES, Message
 from fixturegen.harness.results import load_results, results_schema
+from fixturegen.harness.rules import PREFIX as RULE_PREFIX
 from fixturegen.model.manifest import manifest_schema
 from fixturegen.model.outputs import list_schema, show_schema, verify_schema
 from fixturegen.model.transcripts import transcripts_schema
@@ -500,7 +501,8 @@ def formats_index() -> str:
 
 CASE_PAGES = {"valid": "Valid certificates", "invalid": "Invalid certificates",
               "acceptable": "Acceptable certificates", "times": "Validity times",
-              "faults": "Generated faults", "boundaries": "Boundary values"}
+              "faults": "Generated faults", "boundaries": "Boundary values",
+              "peerids": "The expected PeerId"}
 
 
 def _spec(rule: str) -> str:
@@ -671,6 +673,10 @@ def _case_href(d: PageData) -> Callable[[str], str | None]:
     def href(case_id: str) -> str | None:
         if case_id in sections:
             return f"../reference/cases/{sections[case_id]}.html#{case_id}"
+        if case_id.startswith(RULE_PREFIX):  # a rule of the handshake: its table
+            return "../explain/handshakes.html#the-handshakes-own-rules"
+        if case_id == handshake.NO_CERTIFICATE_ID:
+            return "../explain/handshakes.html#which-cases-a-direction-carries"
         if case_id in vectors:
             return f"../reference/cases/transcripts.html#{case_id}"
         return None

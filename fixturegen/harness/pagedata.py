@@ -60,6 +60,8 @@ SECTIONS: dict[str, str] = {
     "faults": "Generated faults (each fault of the extension under every host key type, "
               "pairwise over certificate scheme and extension placement)",
     "boundaries": "Boundary values (each property of the model at and around its limits)",
+    "peerids": "The expected PeerId (every host key type: the right PeerId in base58btc and "
+               "CIDv1, another key, another type, another multihash)",
     "cv": "CertificateVerify vectors, valid",
     "cv-invalid": "CertificateVerify vectors, invalid",
     "ps": "Handshake proof sets (one proof corrupted alone)",
