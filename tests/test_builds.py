@@ -135,6 +135,7 @@ def test_a_source_tree_is_rebuilt_in_place_when_it_changes(adapters: Path,
     (tree / "VERSION").write_text("2.0.0-dev")
     (tree / "lib.txt").write_text("one")
     (tree / "target").mkdir()  # build output of the tree itself is not part of its hash
+    (tree / "target" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
     cache = cache_root(tmp_path / "cache")
     first = ensure(RECIPE, adapters, Wanted(source=tree), cache)
     first.hold.release()

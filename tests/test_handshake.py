@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from fixturegen.harness.adapters import BY_NAME, PEER
-from fixturegen.harness.handshake import FAULTS, HandshakeCase, handshake_cases
+from fixturegen.harness.handshake import (
+    FAULTS,
+    LISTENER_EXPECTS_NONE,
+    HandshakeCase,
+    handshake_cases,
+    listener_plan,
+)
 from fixturegen.harness.session import Target, run_handshake
 from tests.signals import default_signals
 
@@ -66,9 +72,20 @@ def test_each_direction_carries_its_side_of_the_corpus(corpus: Path,
         assert all(f".{context}." in c.id or c.id.endswith(f".{context}") for c in proof_sets)
         faults = {c.presentation.fault for c in cases if c.id.startswith("cv-invalid.")}
         assert faults == FAULTS | {""}  # "": the PKCS#1 vectors, an honest signature
-        # Only a dialler expects a PeerId: the mismatch case is skipped when listening.
+        # A dialler always names a PeerId; a listener only in a case about the expected
+        # PeerId, kept where the implementation's listener takes one and skipped elsewhere.
         mismatch = next(c for c in cases if c.id == "invalid.peer-id-mismatch")
-        assert (mismatch.skip is None) == (direction == "dial")
+        named = mismatch.case.request.expect_peer_id
+        assert mismatch.skip is None and named == next(
+            f["expect_peer_id"] for f in fixtures if f["id"] == "invalid.peer-id-mismatch")
+        assert mismatch.listener_peer == (direction == "listen")
+        plain = next(c for c in cases if c.id == "matrix.ecdsa_secp256r1_sha256.ed25519.fixed")
+        assert (plain.case.request.expect_peer_id is None) == (direction == "listen")
+        nowhere = {c.id: c for c in listener_plan(cases, "tcp", direction, ())}
+        tcp_only = {c.id: c for c in listener_plan(cases, "tcp", direction, ("tcp",))}
+        assert tcp_only["invalid.peer-id-mismatch"].skip is None
+        assert (nowhere["invalid.peer-id-mismatch"].skip is None) == (direction == "dial")
+        assert all(nowhere[c.id].skip == c.skip for c in cases if not c.listener_peer)
         assert all(c.case.request.kind == "handshake" and c.case.request.direction == direction
                    for c in cases)
 
@@ -134,6 +151,38 @@ def test_real_handshakes_with_go_libp2p(built: Target, corpus: Path, direction: 
         assert (anonymous.verdict, anonymous.outcome) == ("reject", "agree")
         assert anonymous.peer is not None and "certificate required" in (
             anonymous.peer.error or "")
+
+
+@pytest.mark.parametrize("name", ["go-libp2p", "js-libp2p", "rust-libp2p"])
+def test_a_listener_told_whom_it_expects_refuses_anyone_else(corpus: Path, name: str,
+                                                             tmp_path: Path) -> None:
+    """A listen request names the PeerId of a peer-id case. go-libp2p (SecureInbound's peer)
+    and js-libp2p (secureInbound's remotePeer) listeners check it, over TCP; rust-libp2p's
+    inbound upgrade takes none, and its entry skips the case rather than blame it."""
+    adapter = BY_NAME[name]
+    if not adapter.built(ADAPTERS) or not (ADAPTERS / PEER).is_file():
+        pytest.skip(f"{name} or the fixture peer is not built: run 'make adapters'")
+    target = adapter.target(ADAPTERS)
+    ids = ["valid.peer-id.expected.ed25519", "valid.peer-id.expected-cid.rsa",
+           "invalid.peer-id.other-key.ed25519", "invalid.peer-id.other-type.secp256k1",
+           "invalid.peer-id.other-multihash.rsa", "matrix.ecdsa_secp256r1_sha256.ed25519.fixed"]
+    plan = listener_plan(pick(handshake_cases(corpus, "tcp", "listen", 10.0), ids),
+                         "tcp", "listen", target.listener_expects)
+    entry = run_handshake(target, [str(ADAPTERS / PEER)], plan, "tcp", "listen",
+                          timeout=20.0, startup=60.0, stderr_path=tmp_path / "stderr.log")
+    got = {c.id: c for c in entry.cases}
+    # A case that names no PeerId runs everywhere.
+    assert got[ids[5]].outcome == "agree" and got[ids[5]].verdict == "accept"
+    if name == "rust-libp2p":
+        assert all(got[i].outcome == "skip" and got[i].error == LISTENER_EXPECTS_NONE
+                   for i in ids[:5])
+        return
+    assert target.listener_expects == ("tcp",)
+    assert [got[i].verdict for i in ids[:5]] == ["accept"] * 2 + ["reject"] * 3
+    assert all(got[i].outcome == "agree" for i in ids[:5]), {i: got[i].outcome for i in ids}
+    # The refusal is the PeerId check's, after a handshake the peer completed.
+    assert all("peer" in (got[i].error or "").lower() for i in ids[2:5]), {
+        i: got[i].error for i in ids[2:5]}
 
 
 def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(

@@ -555,3 +555,56 @@ def test_control_characters_never_reach_a_terminal_a_report_or_a_page(corpus: Pa
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--version" in bad.stderr and "\x1b" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "v").exists()
+
+
+def test_a_source_tree_that_is_the_filesystems_root_is_refused_in_one_line(
+        tmp_path: Path) -> None:
+    """``harness build --source`` on a link to / used to hash the whole filesystem and block
+    reading /proc/kmsg: the root is refused at once, and a tree's walk never crosses into
+    another filesystem (here /proc, a mount point of its own)."""
+    from fixturegen.builds.cache import _same_device
+
+    link = tmp_path / "checkout"
+    link.symlink_to("/")
+    run = _cli("harness", "build", "--impl", "go-libp2p", "--source", str(link),
+               "--cache", str(tmp_path / "cache"))
+    assert "root is not a source tree" in _one_line(run)
+    assert not (tmp_path / "cache" / "builds").exists()
+    if Path("/proc/self").exists():
+        assert not _same_device(Path("/proc"), Path("/").stat().st_dev)
+    assert _same_device(tmp_path / "checkout", tmp_path.stat().st_dev)
+
+
+def test_a_source_trees_hash_sees_linked_files_and_source_folders_named_like_outputs(
+        tmp_path: Path) -> None:
+    """The build cache keys a source tree by its content: an edit behind a link to a file, or
+    in a source folder that happens to be named ``target`` or ``.venv``, is a new tree (it used
+    to reuse the stale build); cargo's and venv's own outputs (marked by CACHEDIR.TAG and
+    pyvenv.cfg) stay out; a link to a folder outside the tree is refused in one line."""
+    from fixturegen.builds.cache import CacheError, tree_hash
+
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "src" / "target").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "shared.rs").write_text("fn a() {}\n")
+    (tree / "src" / "shared.rs").symlink_to(outside / "shared.rs")
+    (tree / "src" / "target" / "mod.rs").write_text("pub mod x;\n")
+    before = tree_hash(tree)
+    (outside / "shared.rs").write_text("fn b() {}\n")
+    after_link = tree_hash(tree)
+    assert after_link != before
+    (tree / "src" / "target" / "mod.rs").write_text("pub mod y;\n")
+    after_source = tree_hash(tree)
+    assert after_source != after_link
+    # Build outputs: changing them changes nothing.
+    (tree / "target").mkdir()
+    (tree / "target" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    (tree / "target" / "debug.o").write_bytes(b"\x7fELF")
+    (tree / ".venv").mkdir()
+    (tree / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tree / "node_modules").mkdir()
+    (tree / "node_modules" / "x.js").write_text("1\n")
+    assert tree_hash(tree) == after_source
+    (tree / "vendor").symlink_to(outside)
+    with pytest.raises(CacheError, match="a folder outside the source tree"):
+        tree_hash(tree)

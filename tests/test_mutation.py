@@ -27,8 +27,10 @@ from fixturegen.mutation.campaign import (
     MIN_CASE_TIMEOUT,
     Campaign,
     CampaignError,
+    Seen,
     Settings,
     case_limit,
+    compare,
     shard_of,
 )
 from fixturegen.mutation.model import MutationFile
@@ -84,7 +86,7 @@ def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path
     # Every case runs (not only up to the first kill): each self-signature case the baseline
     # rejected is now accepted, and each is listed, and counted as a killing case.
     baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())["cases"]
-    turned = sorted(name for name, (verdict, _, _) in baseline.items()
+    turned = sorted(name for name, (verdict, _, _, _) in baseline.items()
                     if name.startswith("test-mutable:invalid.self-signature") and
                     verdict == "reject")
     assert first.corpus is not None and len(turned) > 1
@@ -344,7 +346,8 @@ def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
     assert "answered after" in result.corpus.verdict[0]  # the report says why
     assert f"limit {limit:.1f} s" in result.corpus.verdict[0]
     assert result.corpus.stopped == result.corpus.verdict[0]
-    assert result.corpus.cases == ["invalid.expired"] and result.killing_cases == 1
+    # the first expired case an entry sends: the clock case made at its start
+    assert result.corpus.cases == ["clock.expired-minutes-ago"] and result.killing_cases == 1
     # a run stopped at a hang is no known single-case kill: later cases were not run
     assert report.counts.killed_by_one_case == 0
     baseline = json.loads((tmp_path / "m" / "baseline.json").read_text())
@@ -413,3 +416,21 @@ def test_every_shipped_mutation_setup_loads() -> None:
     assert found >= 6
     # every campaign at the pinned versions was reviewed (mutation guide, Results)
     assert reviewed == found
+
+
+def test_an_accept_for_another_identity_kills_like_a_changed_verdict() -> None:
+    """The kill rule: a mutant that still accepts a case but reports another PeerId than the
+    baseline's accept (the identity of the peer changed) is killed by verdict; the same PeerId,
+    or a reject with another text, is not; a reject whose mapped reason changed is killed by
+    reason."""
+    base = {("x", "valid.a"): Seen("accept", False, None, 0.1, "12D3KooWA"),
+            ("x", "valid.b"): Seen("accept", False, None, 0.1, "12D3KooWB"),
+            ("x", "invalid.c"): Seen("reject", False, frozenset({"expired"}), 0.1),
+            ("x", "invalid.d"): Seen("reject", False, frozenset({"expired"}), 0.1)}
+    mutant = {("x", "valid.a"): Seen("accept", False, None, 0.1, "12D3KooWZ"),
+              ("x", "valid.b"): Seen("accept", False, None, 0.1, "12D3KooWB"),
+              ("x", "invalid.c"): Seen("reject", False, frozenset({"expired"}), 0.1),
+              ("x", "invalid.d"): Seen("reject", False, frozenset({"not_yet_valid"}), 0.1)}
+    kill = compare(base, mutant, ["x"])
+    assert kill.verdict == ["x:valid.a"] and kill.reason == ["x:invalid.d"]
+    assert compare(base, base, ["x"]) == type(kill)(verdict=[], reason=[], entries=["x"])

@@ -128,17 +128,20 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     assert report.kind == "bugs" and "test-mutable.bugs.json" in report.tool
     assert "fixturegen's tests" in report.tool  # the author
     seen = {r.mutant.id: r for r in report.mutants}
-    # One case, and only one, kills the validity bug (the corpus has one expired certificate).
+    # Two cases kill the validity bug: the corpus's one expired certificate, and the one the
+    # run made that expired minutes before (fixturegen/harness/clock.py).
     expired = seen["accepts-expired"]
     assert (expired.status, expired.category) == ("killed", "corpus_only")
-    assert expired.corpus is not None and expired.corpus.cases == ["invalid.expired"]
-    assert expired.corpus.verdict == ["test-mutable:invalid.expired"]
-    assert expired.killing_cases == 1
+    assert expired.corpus is not None
+    assert expired.corpus.cases == ["clock.expired-minutes-ago", "invalid.expired"]
+    assert expired.corpus.verdict == ["test-mutable:clock.expired-minutes-ago",
+                                      "test-mutable:invalid.expired"]
+    assert expired.killing_cases == 2
     # Three edits in two files, applied whole: the extension cases keep their verdict but give
     # the self-signature reason (had one edit been left out, nothing would change, or the
     # import would fail and every verdict with it).
     baseline = json.loads((tmp_path / "b" / "baseline.json").read_text())["cases"]
-    extension = sorted(name.split(":", 1)[1] for name, (verdict, _, reasons)
+    extension = sorted(name.split(":", 1)[1] for name, (verdict, _, reasons, _)
                        in baseline.items()
                        if name.startswith("test-mutable:invalid.extension") and
                        reasons == ["extension_signature_invalid"])
@@ -150,7 +153,7 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     assert (missed.status, missed.killing_cases, missed.upstream) == ("survived", 0, "survived")
     c = report.counts
     assert (c.generated, c.killed_by_corpus, c.survived) == (3, 2, 1)
-    assert (c.killed_by_one_case, c.killed_by_several_cases) == (1, 1)
+    assert (c.killed_by_one_case, c.killed_by_several_cases) == (0, 2)
     assert c.corpus_score == round(2 / 3, 4)
     # The report: the bug table (description, killing cases, at most five named) and the
     # single-case kills.
@@ -158,12 +161,12 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     assert text.startswith("# Bug models: test-mutable 1.0.0")
     assert ("| `accepts-expired` | The validity check looks at the first bytes of the input "
             "only: an expired certificate is accepted | validity-period | corpus\\_only | "
-            "survived | 1 | `invalid.expired` |") in text
+            "survived | 2 | `clock.expired-minutes-ago`, `invalid.expired` |") in text
     assert f"| {len(extension)} | " + ", ".join(f"`{x}`" for x in multi.corpus.cases[:5]) + \
         f" and {len(extension) - 5} more |" in text
-    single = text.split("## Kills that rest on one case")[1]
-    assert "| `accepts-expired` | `invalid.expired` | verdict |" in single
-    assert "extension-reason-from-policy" not in single.split("## ")[0]
+    single = text.split("## Kills that rest on one case")[1].split("## ")[0]
+    assert "0 are killed by exactly one case and 2 by two or more" in single
+    assert "None." in single and "extension-reason-from-policy" not in single
     assert load_report(tmp_path / "b" / "mutation.json") == report
     html = (tmp_path / "b" / "mutation.html").read_text()
     assert "Bug models: test-mutable" in html and "an expired certificate is accepted" in html
@@ -180,7 +183,7 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     alone = campaign(adapters, corpus, tmp_path / "b", cache, bugs=True,
                      only=("accepts-expired",)).run()
     assert [r.mutant.id for r in alone.mutants] == ["accepts-expired"]
-    assert alone.mutants[0].killing_cases == 1 and alone.kind == "bugs"
+    assert alone.mutants[0].killing_cases == 2 and alone.kind == "bugs"
     reviewed = review(report, {"unknown-prefix-without-dot": ("gap", "an id 'nonexistent'")})
     assert reviewed.kind == "bugs" and reviewed.counts.gap == 1
     assert {r.mutant.id: r.survivor for r in reviewed.mutants}[
@@ -206,8 +209,8 @@ def test_shards_of_bug_models_merge_into_the_whole(corpus: Path, adapters: Path,
     assert [r.mutant.id for r in joined.mutants] == [
         "accepts-expired", "extension-reason-from-policy", "unknown-prefix-without-dot"]
     c = joined.counts
-    assert (c.generated, c.killed_by_corpus, c.killed_by_one_case) == (3, 2, 1)
-    assert {r.mutant.id: r.killing_cases for r in joined.mutants}["accepts-expired"] == 1
+    assert (c.generated, c.killed_by_corpus, c.killed_by_one_case) == (3, 2, 0)
+    assert {r.mutant.id: r.killing_cases for r in joined.mutants}["accepts-expired"] == 2
     # the command writes the bug report; a bug shard and a mechanical report do not mix
     from fixturegen.cli import main
 
@@ -376,7 +379,8 @@ def test_bugs_of_the_generator_are_killed_by_the_generate_check(corpus: Path, ad
     # A bug of the verifier (the generator untouched): its kill list is the corpus's alone.
     expired = seen["accepts-expired"]
     assert expired.corpus is not None
-    assert expired.corpus.verdict == ["test-mutable:invalid.expired"]
-    assert expired.killing_cases == 1
+    assert expired.corpus.verdict == ["test-mutable:clock.expired-minutes-ago",
+                                      "test-mutable:invalid.expired"]
+    assert expired.killing_cases == 2
     text = (tmp_path / "b" / "mutation.md").read_text()
     assert "| `secp256k1-hangs` | `generate:secp256k1#1` | verdict |" in text

@@ -101,3 +101,31 @@ def test_the_wrong_peer_ids_are_wrong_in_exactly_the_declared_way(
 
         wrong_type = _multihash(fixtures[f"invalid.peer-id.other-type.{host}"]["expect_peer_id"])
         assert wrong_type in right.values() and wrong_type != right[host]
+
+
+def test_a_case_changed_peer_id_is_another_multihash_of_the_same_length(
+        corpus: Path, fixtures: dict[str, dict[str, Any]]) -> None:
+    for host in HOSTS:
+        right = fixtures[f"valid.peer-id.expected.{host}"]["expect_peer_id"]
+        f = fixtures[f"invalid.peer-id.case-changed.{host}"]
+        changed = f["expect_peer_id"]
+        assert (f["expected"]["result"], f["expected"]["error"]) == ("invalid",
+                                                                      "peer_id_mismatch")
+        differ = [i for i, (a, b) in enumerate(zip(right, changed, strict=True)) if a != b]
+        assert len(differ) == 1 and right[differ[0]].swapcase() == changed[differ[0]]
+        mine, theirs = base58.b58decode(right), base58.b58decode(changed)
+        assert len(mine) == len(theirs) and mine != theirs
+        assert theirs[:2] == mine[:2]  # the same multihash function and length: a valid one
+
+
+def test_a_byte_case_folded_peer_id_differs_in_one_byte_by_0x20(
+        fixtures: dict[str, dict[str, Any]]) -> None:
+    for host in HOSTS:
+        right = base58.b58decode(fixtures[f"valid.peer-id.expected.{host}"]["expect_peer_id"])
+        f = fixtures[f"invalid.peer-id.byte-case-folded.{host}"]
+        folded = base58.b58decode(f["expect_peer_id"])
+        assert f["expected"]["error"] == "peer_id_mismatch" and len(folded) == len(right)
+        differ = [i for i, (a, b) in enumerate(zip(right, folded, strict=True)) if a != b]
+        assert len(differ) == 1 and right[differ[0]] ^ folded[differ[0]] == 0x20
+        assert chr(right[differ[0]]).isalpha() and differ[0] >= 2  # in the digest
+        assert right.decode("latin-1").lower() == folded.decode("latin-1").lower()

@@ -273,3 +273,38 @@ def test_py_libp2p_0_6_0s_listener_never_asks_for_the_dialers_certificate(
     for cases in (old, new):
         h2 = cases["rule.alpn-without-libp2p.client"]
         assert (h2["outcome"], h2["peer"]["alpn"]) == ("false_accept", "")
+
+
+def test_go_libp2p_v0_26_3_pays_for_a_huge_rsa_host_key_and_v0_52_0_does_not(
+        corpus: Path, tmp_path: Path) -> None:
+    """CVE-2023-39533, on today's machine: go-libp2p up to v0.27.7 verified an RSA host key of
+    any size. Over the whole corpus, v0.26.3 accepts the 24 KiB host key of
+    ``acceptable.cost.rsa-host-key-24kib`` and the summary names that check costly (at least
+    50 times its median valid check, CPU time measured inside the adapter); v0.52.0 refuses
+    it before any arithmetic ("rsa keys must be <= 8192 bits") and names nothing costly."""
+    from fixturegen.harness.report import check_costs
+    from fixturegen.harness.results import load_results
+
+    case = "acceptable.cost.rsa-host-key-24kib"
+    seen: dict[str, Any] = {}
+    for impl in ("go-libp2p@v0.26.3", "go-libp2p"):
+        out = tmp_path / impl
+        done = fixturegen("harness", "run", "--impl", impl, "--mode", "api", "--no-interop",
+                          "--no-transcripts", "--corpus", str(corpus), "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        results = load_results(out / "results.json")
+        entry = results.implementations[0]
+        answer = next(c for c in entry.cases if c.id == case)
+        (cost,) = check_costs(results)
+        seen[impl] = (answer, cost, (out / "summary.md").read_text())
+    old, old_cost, old_summary = seen["go-libp2p@v0.26.3"]
+    new, new_cost, _ = seen["go-libp2p"]
+    assert (old.verdict, old.outcome) == ("accept", "acceptable")
+    assert (new.verdict, new.outcome) == ("reject", "acceptable")
+    assert "rsa keys must be <= 8192 bits" in (new.error or "")
+    assert old.cpu_seconds is not None and new.cpu_seconds is not None
+    assert [c for c, _ in old_cost.costly][:1] == [case]
+    assert old.cpu_seconds >= 50 * old_cost.median_valid
+    assert case not in [c for c, _ in new_cost.costly]
+    assert old.cpu_seconds >= 20 * new.cpu_seconds
+    assert f"`{case}`" in old_summary.split("## What a check costs")[1]

@@ -247,3 +247,39 @@ def test_ed25519_encodings_rfc_8032_says_do_not_decode_are_refused() -> None:
         assert q == (0, 1), encoding.hex()
         points.add(point)
     assert len(points) == 8
+
+
+def test_key_purposes_are_flagged_from_what_an_outside_parser_reads(corpus: Path) -> None:
+    """extKeyUsage read with cryptography: clientAuth alone is flagged (acceptable: Go's
+    crypto/x509 refuses it for a TLS peer), anyExtendedKeyUsage or serverAuth beside clientAuth
+    is not; the libp2p extension critical beside an unknown critical extension, in either order,
+    is refused at the critical-extensions check."""
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from fixturegen.verify.codes import Flag
+
+    verifier = Verifier()
+    expect = {"acceptable.extended-key-usage-client-auth": ([ExtendedKeyUsageOID.CLIENT_AUTH],
+                                                            True),
+              "valid.extended-key-usage-any": ([ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE],
+                                               False),
+              "valid.libp2p-extension-among-others": ([ExtendedKeyUsageOID.SERVER_AUTH,
+                                                       ExtendedKeyUsageOID.CLIENT_AUTH], False)}
+    for case_id, (purposes, flagged) in expect.items():
+        der = (corpus / "certs" / f"{case_id}.der").read_bytes()
+        eku = x509.load_der_x509_certificate(der).extensions.get_extension_for_class(
+            x509.ExtendedKeyUsage)
+        assert list(eku.value) == purposes and not eku.critical, case_id
+        verdict = verifier.verify([der])
+        assert verdict.accepted, case_id
+        assert (Flag.EXTENDED_KEY_USAGE_WITHOUT_SERVER_AUTH in verdict.flags) == flagged, case_id
+    for order in ("after", "before"):
+        der = (corpus / "certs" /
+               f"invalid.unknown-critical-extension.{order}-critical-libp2p.der").read_bytes()
+        exts = x509.load_der_x509_certificate(der).extensions
+        critical = [e.oid.dotted_string for e in exts if e.critical]
+        libp2p, unknown = "1.3.6.1.4.1.53594.1.1", "1.3.6.1.4.1.53594.99.1"
+        assert critical == ([libp2p, unknown] if order == "after" else [unknown, libp2p])
+        verdict = verifier.verify([der])
+        assert (verdict.accepted, verdict.error) == (False, ErrorCode.UNKNOWN_CRITICAL_EXTENSION)

@@ -60,7 +60,13 @@ func handshake(priv ic.PrivKey, req request, announce func(any) error) reply {
 		if err := negotiateTLS(conn); err != nil {
 			return reply{ID: req.ID, Verdict: "reject", Error: text("multistream Negotiate: " + err.Error())}
 		}
-		sconn, err := transport.SecureInbound(ctx, conn, "")
+		// A listener that knows whom it expects (a request naming a PeerId) passes it as
+		// go-libp2p's upgrader does for a known peer; otherwise "" (anyone).
+		remote, err := expected(req)
+		if err != nil {
+			return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
+		}
+		sconn, err := transport.SecureInbound(ctx, conn, remote)
 		if err != nil {
 			return reply{ID: req.ID, Verdict: "reject", Error: text(err.Error())}
 		}

@@ -137,11 +137,11 @@ export async function secureOutbound (c, stream, remotePeer, signal) {
     : await e.secureOutbound(stream, { remotePeer, signal, skipStreamMuxerNegotiation: true })
 }
 
-export async function secureInbound (c, stream, signal) {
+export async function secureInbound (c, stream, signal, remotePeer) {
   const e = encrypter(c)
   return PEER_ID_KEYS
-    ? await e.secureInbound(c.peerId, stream)
-    : await e.secureInbound(stream, { signal, skipStreamMuxerNegotiation: true })
+    ? await e.secureInbound(c.peerId, stream, remotePeer)
+    : await e.secureInbound(stream, { remotePeer, signal, skipStreamMuxerNegotiation: true })
 }
 
 // Ends a secured connection once its verdict is known.

@@ -45,8 +45,10 @@ async function listen (req, c, ms, signal, errorText) {
     upgrader: {
       upgradeInbound: async (maConn) => {
         try {
+          // a listener that knows whom it expects: secureInbound's remotePeer option
+          const remotePeer = req.expect_peer_id != null ? peerIdFromString(req.expect_peer_id) : undefined
           const stream = await handleTLS(maConn, signal)
-          const secured = await secureInbound(c, stream, signal)
+          const secured = await secureInbound(c, stream, signal, remotePeer)
           done.resolve({ verdict: 'accept', peer_id: secured.remotePeer.toString(), error: null })
           finish(secured)
         } catch (err) {

@@ -191,6 +191,10 @@ def ensure(recipe: Recipe, adapters: Path, wanted: Wanted, cache: Path, *,
         return Built(recipe, folder, recipe.pinned, None, reused=True)
     if wanted.source is not None and not wanted.source.is_dir():
         raise BuildError(f"{recipe.name} --source {wanted.source}: not a folder", request=True)
+    if wanted.source is not None and wanted.source.resolve() == Path(wanted.source.anchor
+                                                                      or "/").resolve():
+        raise BuildError(f"{recipe.name} --source {wanted.source}: the filesystem's root is "
+                         "not a source tree", request=True)
     if wanted.version is not None:
         version = Version.parse(wanted.version)
         if not recipe.carries(version):

@@ -26,9 +26,13 @@ import stat
 from pathlib import Path
 
 ENV = "FIXTUREGEN_CACHE"
-#: Folders a source tree's content hash leaves out: version control and build outputs.
-UNHASHED = frozenset({".git", ".hg", ".svn", "target", "node_modules", "__pycache__", ".venv",
-                      ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox"})
+#: Folders a source tree's content hash leaves out wherever they are: version control, package
+#: installs and caches (never source).
+UNHASHED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".mypy_cache",
+                      ".pytest_cache", ".ruff_cache", ".tox", ".nox"})
+#: Folders left out only when they are what their name says: a folder named so that lacks the
+#: marker is source like any other (a ``src/target/`` module is hashed).
+BUILD_OUTPUTS = {"target": "CACHEDIR.TAG", ".venv": "pyvenv.cfg"}
 MAX_TREE_FILES = 200_000
 MAX_TREE_BYTES = 4 * 1024 * 1024 * 1024
 
@@ -68,14 +72,22 @@ def tree_hash(root: Path, skip: frozenset[str] = UNHASHED,
               skip_top: frozenset[str] = frozenset()) -> str:
     """SHA-256 over a tree's regular files and links (relative path, executable bit, content),
     in a fixed order; folders named in ``skip`` are left out, and the top-level files and
-    folders named in ``skip_top``. Bounded in files and bytes."""
+    folders named in ``skip_top``. Bounded in files and bytes; it never crosses into another
+    filesystem (a mount point inside the tree: /proc under a link to /, whose files can block a
+    reader) and never follows a link (a link is hashed as its target's text)."""
     digest = hashlib.sha256()
     files = 0
     total = 0
+    device = root.stat().st_dev
     for folder, dirs, names in os.walk(root):
         top = Path(folder) == root
-        dirs[:] = sorted(d for d in dirs if d not in skip and not (top and d in skip_top))
-        for name in sorted(names):
+        dirs[:] = sorted(d for d in dirs if d not in skip and not (top and d in skip_top)
+                         and not _build_output(Path(folder) / d)
+                         and _same_device(Path(folder) / d, device))
+        # A link to a folder is listed with the folders (and never followed): hashed as a link.
+        links = [d for d in dirs if (Path(folder) / d).is_symlink()]
+        dirs[:] = [d for d in dirs if d not in links]
+        for name in sorted([*names, *links]):
             if top and name in skip_top:
                 continue
             path = Path(folder) / name
@@ -91,6 +103,10 @@ def tree_hash(root: Path, skip: frozenset[str] = UNHASHED,
             if stat.S_ISLNK(info.st_mode):
                 digest.update(b"L" + rel + b"\0" + os.readlink(path).encode(
                     "utf-8", "surrogateescape") + b"\0")
+                total += _linked(root, path, digest)
+                if total > MAX_TREE_BYTES:
+                    raise CacheError(f"{root} holds more than {MAX_TREE_BYTES >> 30} GiB of "
+                                     "files: is it a source tree?")
             elif stat.S_ISREG(info.st_mode):
                 total += info.st_size
                 if total > MAX_TREE_BYTES:
@@ -102,6 +118,40 @@ def tree_hash(root: Path, skip: frozenset[str] = UNHASHED,
                     while block := handle.read(1 << 20):
                         digest.update(block)
     return digest.hexdigest()
+
+
+def _build_output(folder: Path) -> bool:
+    marker = BUILD_OUTPUTS.get(folder.name)
+    return marker is not None and (folder / marker).is_file()
+
+
+def _linked(root: Path, link: Path, digest: hashlib._Hash) -> int:
+    """Hash what a link in the tree points to when that is a regular file (its content is
+    what a build reads); returns its size. A link to a folder outside the tree is refused: a
+    build would read a tree the hash never saw."""
+    try:
+        target = link.resolve(strict=True)
+        info = target.stat()
+    except (OSError, RuntimeError):
+        return 0  # dangling or a loop: its text is all there is
+    if stat.S_ISDIR(info.st_mode):
+        if not target.is_relative_to(root.resolve()):
+            raise CacheError(f"{link} links to {target}, a folder outside the source tree")
+        return 0
+    if not stat.S_ISREG(info.st_mode):
+        return 0
+    with contextlib.suppress(OSError), open(target, "rb") as handle:
+        digest.update(b"T")
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return info.st_size
+
+
+def _same_device(path: Path, device: int) -> bool:
+    try:
+        return path.lstat().st_dev == device
+    except OSError:
+        return False
 
 
 class Hold:

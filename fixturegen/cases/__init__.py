@@ -3,6 +3,7 @@
 from fixturegen.cases import (  # noqa: F401  (they register cases)
     acceptable,
     boundaries,
+    cost,
     faults,
     invalid,
     peerids,

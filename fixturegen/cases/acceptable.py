@@ -175,6 +175,28 @@ def extension_among_others(ctx: BuildContext) -> Built:
     return ctx.built(d.but(extensions=exts))
 
 
+@case("acceptable.extended-key-usage-client-auth", "acceptable",
+      flags=(Flag.EXTENDED_KEY_USAGE_WITHOUT_SERVER_AUTH,),
+      rule=f"{TLS} (silent on key purposes); RFC 5280 4.2.1.12: the certificate is for the "
+           "purposes listed")
+def extended_key_usage_client_auth(ctx: BuildContext) -> Built:
+    """A non-critical extKeyUsage naming clientAuth alone, what a dialler's certificate might
+    carry. A verifier that checks purposes as for a TLS server (Go's crypto/x509 by default)
+    rejects it; one that ignores the extension accepts."""
+    eku = extension(EXT_KEY_USAGE, der.sequence(der.oid("1.3.6.1.5.5.7.3.2")))
+    return ctx.built(ctx.draft(extra_extensions=(eku,)))
+
+
+@case("valid.extended-key-usage-any", "valid",
+      rule=f"{TLS}: unknown non-critical extensions MUST be ignored; RFC 5280 4.2.1.12: "
+           "anyExtendedKeyUsage allows every purpose")
+def extended_key_usage_any(ctx: BuildContext) -> Built:
+    """A non-critical extKeyUsage naming anyExtendedKeyUsage alone: every purpose is allowed,
+    so even a verifier that checks purposes accepts."""
+    eku = extension(EXT_KEY_USAGE, der.sequence(der.oid("2.5.29.37.0")))
+    return ctx.built(ctx.draft(extra_extensions=(eku,)))
+
+
 @case("valid.ecdsa-short-integers", "valid",
       rule="X.690: a DER INTEGER is minimal, so r or s may be shorter than the curve size")
 def ecdsa_short_integers(ctx: BuildContext) -> Built:

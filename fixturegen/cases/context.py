@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fixturegen.certs.builder import Draft, derived_serial, draft
 from fixturegen.certs.schemes import SCHEMES, SigningAlgorithm
 from fixturegen.identity.hostkey import HostKey
+from fixturegen.identity.peerid import peer_id_base58
 from fixturegen.keys import KeyKind, KeyPair, Source
 from fixturegen.keys.derive import derive_private_key, stream
 from fixturegen.keys.fixed import load_fixed
@@ -24,6 +25,22 @@ class Built:
     #: The PeerId the caller expects (peer_id_mismatch cases), passed to the verifier.
     expect_peer_id: str | None = None
     extension_critical: bool = False
+    #: The host key the extension really carries, when it is not the draft's (a key this
+    #: project holds no private key object for: the multi-prime RSA key of the cost case).
+    host: PresentedHost | None = None
+
+
+@dataclass(frozen=True)
+class PresentedHost:
+    """A host key known by its public protobuf only: what the manifest states for it."""
+
+    type: str
+    kind: str
+    protobuf: bytes
+
+    @property
+    def peer_id(self) -> str:
+        return peer_id_base58(self.protobuf)
 
 
 #: Keys derived from a seed alone, by (seed, kind, role): see :meth:`BuildContext.shared`.
@@ -112,6 +129,9 @@ class BuildContext:
         )
 
     def built(self, d: Draft, *, files: tuple[bytes, ...] | None = None,
-              critical: bool = False, expect_peer_id: str | None = None) -> Built:
-        """The fixture of draft ``d``: its signed certificate, or the ``files`` given."""
-        return Built(d, files if files is not None else (d.sign(),), expect_peer_id, critical)
+              critical: bool = False, expect_peer_id: str | None = None,
+              host: PresentedHost | None = None) -> Built:
+        """The fixture of draft ``d``: its signed certificate, or the ``files`` given
+        (``host``: the host key its extension carries, when not the draft's)."""
+        return Built(d, files if files is not None else (d.sign(),), expect_peer_id, critical,
+                     host)

@@ -535,6 +535,35 @@ def length_prefixed_empty_signature(p: Parts) -> bytes:
     return len(p.protobuf).to_bytes(4, "big") + p.protobuf + bytes(4)
 
 
+# Found by a blind bug model (py-libp2p's QUIC verifier falling back to a raw Ed25519 key);
+# declared last, so the contexts the covering array gave the earlier faults stay as they were.
+@fault("host-key", "bare-key", "type", HOST_MALFORMED)
+def host_bare_key(p: Parts) -> bytes:
+    """The publicKey field holds the key's bare Data (for Ed25519, the 32-byte key itself), not
+    a PublicKey protobuf, with the host key's valid signature: what a verifier that falls back
+    to reading a raw key accepts."""
+    return _sk(p.data, p.signature)
+
+
+# Found by blind bug models of go-libp2p (a SignedKey unwrapped from an extra OCTET STRING; an
+# Ed25519 key read from its 64-byte private form); declared last, like the one above.
+@fault("signed-key", "wrapped-in-octet-string", "type", MALFORMED)
+def signed_key_wrapped(p: Parts) -> bytes:
+    """The valid SignedKey SEQUENCE wrapped once more in an OCTET STRING (the extension value
+    is already the content of one): a verifier that unwraps what parses as an OCTET STRING
+    accepts it."""
+    return der.octet_string(_sk(p.protobuf, p.signature))
+
+
+@fault("host-key", "ed25519-seed-and-key", "length", HOST_MALFORMED, hosts=("Ed25519",))
+def host_ed25519_seed_and_key(p: Parts) -> bytes:
+    """The Ed25519 Data is 64 bytes: 32 bytes in front of the 32-byte key, the layout of an
+    Ed25519 private key (seed, then public key); the signature is the key's, valid. A verifier
+    that takes the key from the second half of a 64-byte Data accepts it."""
+    pb = encode_public_key(p.type_code, bytes(32) + p.data)
+    return _sk(pb, p.signature)
+
+
 def _off_curve(host_type: HostKeyType, data: bytes) -> bytes:
     """``data`` with its point moved off the curve: the first change of X (Secp256k1) or of Y's
     last byte (ECDSA P-256, uncompressed) that leaves y^2 = x^3 + ax + b false."""

@@ -104,6 +104,58 @@ def pss_outer_mgf_oid(ctx: BuildContext) -> Built:
     return ctx.built(d, files=(d.sign(outer_algorithm=good.replace(mgf1, odd)),))
 
 
+@case("invalid.pss-default-parameters.{form}", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="medium",
+      rule="RFC 4055 3.1: RSASSA-PSS parameters absent or empty mean SHA-1, MGF1 with SHA-1, a "
+           "20-byte salt; RFC 8446 4.2.3 and the rsa_pss_rsae schemes allow SHA-256 and up only",
+      each=[{"form": "absent"}, {"form": "empty-sequence"}])
+def pss_default_parameters(ctx: BuildContext, form: str) -> Built:
+    """Both AlgorithmIdentifiers say id-RSASSA-PSS with its parameters {form}, which RFC 4055
+    reads as SHA-1 (MGF1 with SHA-1, a 20-byte salt), a hash TLS 1.3 no longer allows; the
+    signature is a valid RSA-PSS SHA-256 signature (salt 32). A verifier that fills in
+    SHA-256 for parameters it did not read accepts it."""
+    d = ctx.draft("rsa_pss_rsae_sha256")
+    pss = der.oid("1.2.840.113549.1.1.10")
+    bare = der.sequence(pss) if form == "absent" else der.sequence(pss, der.sequence())
+    d = d.but(signature=bare)
+    return ctx.built(d, files=(d.sign(outer_algorithm=bare),))
+
+
+#: P-256's domain parameters (SEC 2 2.4.2), written out as RFC 3279's specifiedCurve.
+_P256_P = 2**256 - 2**224 + 2**192 + 2**96 - 1
+_P256_B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
+_P256_G = bytes.fromhex(
+    "046B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296"
+    "4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5")
+_P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+@case("acceptable.ec-explicit-parameters", "acceptable", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+      flags=(Flag.EC_EXPLICIT_PARAMETERS,),
+      rule="RFC 5480 2.1.1: specifiedCurve MUST NOT be used in PKIX; RFC 8446 4.2.3: the "
+           "ecdsa_secp256r1_sha256 scheme names the curve")
+def ec_explicit_parameters(ctx: BuildContext) -> Built:
+    """The P-256 certificate key's SubjectPublicKeyInfo spells the curve out (specifiedCurve:
+    the prime field, a, b, the base point, the order, cofactor 1) instead of naming it; the
+    values are P-256's, the self-signature and the libp2p extension (over this SPKI) are
+    valid. Verifiers that understand named curves only refuse it (Go's crypto/x509, webpki,
+    cryptography); OpenSSL reads it as P-256. A verifier that takes any parameters that are not
+    a curve OID for P-256 accepts keys of other curves too."""
+    d = ctx.draft()
+    point = d.cert_key.spki[-65:]
+    assert point[0] == 0x04
+    parameters = der.sequence(
+        der.integer(1),
+        der.sequence(der.oid("1.2.840.10045.1.1"), der.integer(_P256_P)),
+        der.sequence(der.octet_string((_P256_P - 3).to_bytes(32, "big")),
+                     der.octet_string(_P256_B.to_bytes(32, "big"))),
+        der.octet_string(_P256_G), der.integer(_P256_N), der.integer(1))
+    spki = der.sequence(der.sequence(der.oid("1.2.840.10045.2.1"), parameters),
+                        der.bit_string(point))
+    extension = libp2p_extension(d.host, spki)
+    return ctx.built(d.but(spki=spki, extensions=(extension, *d.tbs.extensions[1:])))
+
+
 @case("invalid.p384-key-with-sha256", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
       importance="medium",
       rule="RFC 8446 4.2.3: ecdsa_secp384r1_sha384 pairs P-384 with SHA-384 only")
@@ -247,6 +299,30 @@ def unknown_critical(ctx: BuildContext) -> Built:
     """Besides the libp2p extension, a critical extension of an unknown (private) OID."""
     d = ctx.draft(extra_extensions=(extension(UNKNOWN_CRITICAL_OID, der.null(), critical=True),))
     return ctx.built(d)
+
+
+@case("invalid.unknown-critical-extension.after-critical-libp2p", "invalid",
+      ErrorCode.UNKNOWN_CRITICAL_EXTENSION, importance="medium",
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
+def unknown_critical_after_libp2p(ctx: BuildContext) -> Built:
+    """The libp2p extension is critical and first; an unknown critical extension follows it.
+    A verifier that marks its own critical extension handled must still see the other one (a
+    verifier that removes the libp2p OID from its list of unhandled critical extensions by
+    cutting the list there, or by clearing it, lets the unknown one through)."""
+    unknown = extension(UNKNOWN_CRITICAL_OID, der.null(), critical=True)
+    return ctx.built(ctx.draft(critical=True, extra_extensions=(unknown,)))
+
+
+@case("invalid.unknown-critical-extension.before-critical-libp2p", "invalid",
+      ErrorCode.UNKNOWN_CRITICAL_EXTENSION, importance="medium",
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
+def unknown_critical_before_libp2p(ctx: BuildContext) -> Built:
+    """An unknown critical extension comes first; the libp2p extension, critical too, follows
+    it. The same fault as above in the other order: a verifier that looks only after (or only
+    before) its own extension misses one of the two."""
+    d = ctx.draft(critical=True)
+    unknown = extension(UNKNOWN_CRITICAL_OID, der.null(), critical=True)
+    return ctx.built(d.but(extensions=(unknown, *d.tbs.extensions)))
 
 
 @case("invalid.extension-missing", "invalid", ErrorCode.EXTENSION_MISSING,

@@ -109,10 +109,15 @@ class Case:
                 type=d.host.type, kind=d.host.pair.kind,
                 source="fixed" if d.host.pair.source == "fixed" else "throwaway",
                 public_key_protobuf_hex=d.host.protobuf.hex(),
-            ),
+            ) if built.host is None else HostKeyInfo(
+                type=built.host.type,  # type: ignore[arg-type]
+                kind=built.host.kind, source="throwaway",
+                public_key_protobuf_hex=built.host.protobuf.hex()),
             expect_peer_id=built.expect_peer_id,
             expected=Expected(result=self.result, error=self.error,
-                              peer_id=d.host.peer_id if self.result != "invalid" else None),
+                              peer_id=None if self.result == "invalid" else (
+                                  d.host.peer_id if built.host is None
+                                  else built.host.peer_id)),
             family=Family(id=self.family, parameters=dict(self.parameters))
             if self.parameters else None,
         )

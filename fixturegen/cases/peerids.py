@@ -18,7 +18,7 @@ import hashlib
 from fixturegen.cases.context import BuildContext, Built
 from fixturegen.cases.model import case
 from fixturegen.identity.hostkey import HostKey
-from fixturegen.identity.peerid import MAX_INLINE_KEY_LENGTH, base58btc
+from fixturegen.identity.peerid import MAX_INLINE_KEY_LENGTH, base58btc, peer_id_multihash
 from fixturegen.identity.protobuf import varint
 from fixturegen.keys import KeyKind
 from fixturegen.verify.codes import ErrorCode
@@ -93,3 +93,54 @@ def other_multihash_case(ctx: BuildContext, host_type: str, name: str) -> Built:
     function the expected one names, accepts it)."""
     host = ctx.host(host_type, source="fixed")
     return ctx.built(ctx.draft(host=host), expect_peer_id=other_multihash(host))
+
+
+#: base58btc digits whose other case is also a digit (the alphabet has no 0, O, I or l).
+_BOTH_CASES = frozenset("abcdefghijkmnpqrstuvwxyzABCDEFGHJKMNPQRSTUVWXYZ") - frozenset("oOlIiL")
+
+
+def case_changed(text: str) -> str:
+    """``text`` with the case of its last letter changed whose other case is a base58 digit
+    too: the same length, a valid base58btc string of another multihash."""
+    for i in range(len(text) - 1, -1, -1):
+        ch = text[i]
+        other = ch.swapcase()
+        if ch in _BOTH_CASES and other in _BOTH_CASES:
+            return text[:i] + other + text[i + 1:]
+    raise ValueError(f"no letter of {text!r} has a base58 twin")  # pragma: no cover
+
+
+@case("invalid.peer-id.case-changed.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="high",
+      rule=f"{DIALLED}; base58btc is case-sensitive (peer-ids.md: the multihash in base58btc)",
+      each=HOSTS)
+def case_changed_case(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects its PeerId text with
+    the case of one letter near the end changed: another valid base58btc multihash of the same
+    length, so another peer (a verifier that compares PeerId texts without regard to case
+    accepts it)."""
+    host = ctx.host(host_type, source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=case_changed(host.peer_id))
+
+
+def byte_case_folded(host: HostKey) -> str:
+    """The base58btc text of the host key's PeerId multihash with one byte of its digest
+    changed in ASCII case (0x20 flipped on the last byte that is a letter): another peer, whose
+    PeerId equals this one's only to a comparison that folds case."""
+    mh = bytearray(peer_id_multihash(host.protobuf))
+    for i in range(len(mh) - 1, 1, -1):
+        if chr(mh[i]).isascii() and chr(mh[i]).isalpha():
+            mh[i] ^= 0x20
+            return base58btc(bytes(mh))
+    raise ValueError("no letter byte in this PeerId's digest")  # pragma: no cover
+
+
+@case("invalid.peer-id.byte-case-folded.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="high", rule=f"{DIALLED}; PeerIds are compared as the bytes of their multihash",
+      each=HOSTS)
+def byte_case_folded_case(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects a PeerId whose
+    multihash differs from the right one in a single byte, by ASCII case (0x20): another peer
+    (a verifier that compares the binary PeerIds as text without regard to case accepts it)."""
+    host = ctx.host(host_type, source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=byte_case_folded(host))

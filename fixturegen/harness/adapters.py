@@ -59,6 +59,10 @@ class Adapter:
     handshake: str = ""  # the upgrade a handshake request runs; "" when it has none yet
     transports: tuple[Literal["tcp", "quic"], ...] = ()
     api: bool = True  # False: certificate requests answer skip (handshake mode only)
+    #: The transports whose listener the library can tell the PeerId it expects (go-libp2p's
+    #: SecureInbound peer argument, @libp2p/tls secureInbound's remotePeer): there the adapter
+    #: passes a listen request's ``expect_peer_id`` on; elsewhere such a case is ``skip``.
+    listener_expects: tuple[Literal["tcp", "quic"], ...] = ()
     export: str = ""  # the ``fixturegen export --lang`` whose test calls this same check
     # Builds of other versions (fixturegen.builds): the registry, the package as it names it,
     # and the first version that carries the verifier the adapter calls.
@@ -98,14 +102,16 @@ class Adapter:
         if build is None or build.folder == adapters / self.folder:
             return Target(self.name, self.package, self.version, self.verifier,
                           tuple(self.argv(adapters)), self.handshake, self.transports,
-                          reasons=reasons, api=self.api)
+                          reasons=reasons, api=self.api,
+                          listener_expects=self.listener_expects)
         transports = self.transports if build.transports is None else tuple(
             t for t in self.transports if t in build.transports)
         package = (self.package if build.source is None
                    else f"{self.package} (source {build.source})")
         return Target(self.name, package, build.version, self.verifier,
                       tuple(self.argv_in(build.folder)), self.handshake, transports,
-                      build.notes, reasons=reasons, api=self.api)
+                      build.notes, reasons=reasons, api=self.api,
+                      listener_expects=self.listener_expects)
 
 
 SHIPPED: tuple[Adapter, ...] = (
@@ -127,7 +133,7 @@ SHIPPED: tuple[Adapter, ...] = (
             handshake="go-multistream SelectOneOf / MultistreamMuxer.Negotiate, then "
             "p2p/security/tls Transport.SecureOutbound / SecureInbound; QUIC: p2p/transport/quic "
             "Transport.Dial / Listen + Accept",
-            transports=("tcp", "quic"), export="go",
+            transports=("tcp", "quic"), export="go", listener_expects=("tcp",),
             ecosystem="go", registry_name="github.com/libp2p/go-libp2p", since="v0.20.0"),
     Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls", ("node", "./adapter.js"),
             verifier="@libp2p/tls/utils verifyPeerCertificate",
@@ -135,7 +141,7 @@ SHIPPED: tuple[Adapter, ...] = (
             handshake="@libp2p/tcp dial / createListener, @libp2p/multistream-select select / "
             "handle, then @libp2p/tls secureOutbound / secureInbound; QUIC: "
             "@chainsafe/libp2p-quic dial / createListener",
-            transports=("tcp", "quic"), export="ts",
+            transports=("tcp", "quic"), export="ts", listener_expects=("tcp",),
             ecosystem="npm", registry_name="@libp2p/tls", since="1.0.0"),
     Adapter("py-libp2p-tls", "PyPI libp2p", "0.8.1", "py-libp2p",
             ("./.venv/bin/python", "./adapter.py", "tls"),

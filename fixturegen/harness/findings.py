@@ -21,6 +21,7 @@ from typing import Any
 
 from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
+from fixturegen.harness.clock import is_clock
 from fixturegen.harness.matrix import MatrixFile, affected_text
 from fixturegen.harness.reach import reach_findings
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
@@ -158,6 +159,11 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
     lines += [f"- {code(e.id)}: {md(e.description)}" for e in cls.entries]
     lines += ["", "## Fixtures", ""]
     for e in cls.entries[:HEX_SHOWN]:
+        if is_clock(e.id):
+            lines += [f"{code(e.id)}: a certificate the harness made when the entry started "
+                      "(its validity is relative to that moment: "
+                      "`fixturegen/harness/clock.py`), not a file of the corpus.", ""]
+            continue
         lines += [f"{code(e.id)} ({code(e.path)}), DER as hex"
                   + (" (the chain, leaf first)" if len(corpus.chains.get(e.id, [])) > 1 else "")
                   + ":", "", "```", *corpus.hexes(e), "```", ""]

@@ -9,8 +9,7 @@ the implementation listens and the peer is the TLS client. The verdict is the im
 
 Which cases a direction carries:
 
-- every certificate fixture whose key the corpus holds (in ``listen``, not the ones that need
-  a dialled PeerId: a listener expects none);
+- every certificate fixture whose key the corpus holds;
 - every CertificateVerify vector of the direction's context, its fault reproduced on the live
   transcript (scheme, context, transcript, key, length); those the peer's TLS stack cannot send
   (a PKCS#1 v1.5 CertificateVerify, an Ed448 key) are ``skip`` with the reason;
@@ -23,6 +22,13 @@ A dialler always knows whom it dials: a ``dial`` request names the PeerId the pr
 certificate claims (the manifest's ``expect_peer_id`` where a case sets one, else the PeerId of
 the fixture's host key), so that a PeerId check is never the fault a case trips over.
 
+A listener usually expects nobody, and its request names no PeerId. The exception is a case
+that is about the expected PeerId (``expect_peer_id`` in the manifest: the ``peer-id`` cases):
+its ``listen`` request names that PeerId, as a libp2p stack does when it accepts a connection
+from a peer it already knows. The entry runs it only where the implementation's listener API
+takes one (``Adapter.listener_expects``: go-libp2p's ``SecureInbound`` peer argument,
+@libp2p/tls's ``secureInbound`` ``remotePeer`` option, both over TCP); elsewhere it is ``skip``.
+
 A case the implementation cannot take because it offers no scheme the case sends (say,
 P-521) is ``skip`` with what it offered: the handshake failed before any certificate was sent.
 """
@@ -34,12 +40,13 @@ import queue
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from fixturegen.harness import driver
+from fixturegen.harness import clock, driver
 from fixturegen.harness.protocol import (
     Cancel,
     PeerAddress,
@@ -104,10 +111,42 @@ class HandshakeCase:
     presentation: Presentation
     skip: str | None  # why this direction cannot carry the case
     proof_set: bool = False  # a three-proof set: a case only handshakes have
+    #: A listen case that tells the listener the PeerId it expects (a ``peer-id`` case): run
+    #: only where the implementation's listener API takes one (:func:`listener_plan`).
+    listener_peer: bool = False
 
     @property
     def id(self) -> str:
         return self.case.id
+
+
+LISTENER_EXPECTS_NONE = ("this implementation's listener takes no expected PeerId (its "
+                         "inbound upgrade has no such argument): the case needs one")
+
+
+def listener_plan(plan: Sequence[HandshakeCase], transport: Transport, direction: Direction,
+                  expects: Sequence[Transport]) -> list[HandshakeCase]:
+    """``plan`` for an implementation whose listener takes an expected PeerId over
+    ``expects``: a listen case that names one is kept there and ``skip`` elsewhere."""
+    if direction != "listen" or transport in expects:
+        return list(plan)
+    return [replace(hc, skip=hc.skip or LISTENER_EXPECTS_NONE) if hc.listener_peer else hc
+            for hc in plan]
+
+
+def clock_refreshed(plan: Sequence[HandshakeCase], now: datetime) -> list[HandshakeCase]:
+    """A plan with each clock case's certificate (and the key the peer signs with) made again
+    for an entry that starts at ``now`` (:mod:`fixturegen.harness.clock`); the request keeps
+    what the plan told the adapter."""
+    if not any(clock.is_clock(hc.id) for hc in plan):
+        return list(plan)
+    made = {case.id: clock.mint(case, now) for case in clock.CLOCK_CASES}
+    out = []
+    for hc in plan:
+        m = made.get(hc.id)
+        out.append(hc if m is None else replace(hc, presentation=replace(
+            hc.presentation, certificates=(m.certificate,), key=m.key)))
+    return out
 
 
 def _fault(vector_id: str) -> str:
@@ -119,8 +158,10 @@ def _fault(vector_id: str) -> str:
 
 def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
                     timeout: float) -> list[HandshakeCase]:
-    """The cases one direction carries, in corpus order, proof sets last."""
+    """The cases one direction carries, in corpus order (the clock cases first), proof sets
+    last."""
     _, cases = load_corpus(corpus)
+    cases = clock.with_clock_cases(cases, datetime.now(UTC))
     return handshake_plans(corpus, cases, (transport,), timeout)[transport, direction]
 
 
@@ -129,7 +170,7 @@ def handshake_plans(corpus: Path, cases: Sequence[HarnessCase],
                     ) -> dict[tuple[Transport, Direction], list[HandshakeCase]]:
     """Every transport and direction's cases, from one reading of the corpus (``cases`` is
     what ``load_corpus`` read; the manifest's host keys and the proof sets are read here once)."""
-    claimed = _claimed_peer_ids(corpus)
+    claimed = _claimed_peer_ids(corpus) | clock.claimed()
     vectors = read_corpus_json(corpus / "transcripts.json", "transcripts", "transcripts file") if (
         corpus / "transcripts.json").exists() else {"proof_sets": []}
     return {(t, d): _plan(corpus, cases, claimed, vectors, t, d, timeout)
@@ -158,12 +199,17 @@ def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
             skip = None
             if req.certificate_key is None:
                 skip = "the corpus holds no key for this certificate: the peer cannot sign"
-            elif direction == "listen" and req.expect_peer_id is not None:
-                skip = "the case needs a dialled PeerId; a listener expects none"
             expect = req.expect_peer_id or case.expected.peer_id or claimed.get(case.id)
-            out.append(HandshakeCase(replace(case, request=request(case.id, expect)),
+            told = request(case.id, expect)
+            if direction == "listen" and req.expect_peer_id is not None:
+                # A listener that knows whom it expects (a library API that takes it): the
+                # entry keeps the case only where the implementation's listener takes one.
+                told = told.model_copy(update={"expect_peer_id": req.expect_peer_id})
+            out.append(HandshakeCase(replace(case, request=told),
                                      Presentation(tuple(req.certificates), req.certificate_key,
-                                                  None, ""), skip))
+                                                  None, ""), skip,
+                                     listener_peer=told.expect_peer_id is not None
+                                     and direction == "listen"))
         elif req.kind == "certificate_verify" and req.context == context:
             leaf = req.certificates[0] if req.certificates else ""
             out.append(_vector_case(case, request(case.id, by_leaf.get(leaf)), keys))

@@ -62,6 +62,9 @@ SECTIONS: dict[str, str] = {
     "boundaries": "Boundary values (each property of the model at and around its limits)",
     "peerids": "The expected PeerId (every host key type: the right PeerId in base58btc and "
                "CIDv1, another key, another type, another multihash)",
+    "cost": "What a check costs (the largest host key a receiver could be sent)",
+    "clock": "Validity near the verifier's clock (certificates the run made when each entry "
+             "started)",
     "cv": "CertificateVerify vectors, valid",
     "cv-invalid": "CertificateVerify vectors, invalid",
     "ps": "Handshake proof sets (one proof corrupted alone)",
@@ -188,6 +191,8 @@ def section_and_family(entry: CatalogueEntry) -> tuple[str, str]:
         return "cv-invalid", f"ps.{parts[1]}.{{context}}.{{proof}}-cv"
     if parts[0] == "cv":
         return "cv", "cv.{fixture}.{context}"
+    if parts[0] == "clock":
+        return "clock", entry.id
     return "other", entry.id
 
 

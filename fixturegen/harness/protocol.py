@@ -35,7 +35,7 @@ class Request(BaseModel):
     verifies it with every implementation), or run the library's real secure-channel upgrade
     against the fixture peer (`handshake`: `dial` connects to `address` expecting
     `expect_peer_id`; `listen` listens on 127.0.0.1, writes `Listening`, and reports the
-    PeerId of the peer that connected)."""
+    PeerId of the peer that connected, refusing any other when `expect_peer_id` names one)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -47,7 +47,9 @@ class Request(BaseModel):
         description="The presented chain, leaf first, each certificate base64 DER (empty for "
         "generate)")
     expect_peer_id: str | None = Field(
-        default=None, description="The PeerId the caller dialled; null when it expects none")
+        default=None, description="The PeerId the caller expects: the one a dial dialled, "
+        "or (a listen request of a peer-id case, sent only to an adapter whose listener takes "
+        "one) the peer a listener expects; null when it expects none")
     certificate_key: str | None = Field(
         default=None,
         description="PKCS#8 PEM of the leaf's key, for an adapter that runs a real handshake")

@@ -7,18 +7,21 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from fixturegen import __version__
-from fixturegen.harness import driver
+from fixturegen.harness import clock, driver
 from fixturegen.harness.compare import OUTCOMES, outcome
 from fixturegen.harness.handshake import (
     DIRECTIONS,
     FixturePeer,
     HandshakeCase,
     PeerError,
+    clock_refreshed,
     handshake_plans,
+    listener_plan,
 )
 from fixturegen.harness.reach import reachability
 from fixturegen.harness.reasons import ReasonTable, reason_of
@@ -88,6 +91,9 @@ class Target:
     #: False: it has no API mode (its certificate check is not callable: litep2p), so a run
     #: has no API entry for it, only handshake entries.
     api: bool = True
+    #: The transports whose listener takes the PeerId it expects (``Adapter.listener_expects``):
+    #: elsewhere a listen case that names one is ``skip``.
+    listener_expects: tuple[Transport, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,7 @@ class Corpus:
 def read_corpus(path: Path, *, transcripts: bool, handshakes: bool, timeout: float) -> Corpus:
     """Raises ``CorpusError``."""
     seed, cases = load_corpus(path, transcripts=transcripts)
+    cases = clock.with_clock_cases(cases, datetime.now(UTC))
     transports: tuple[Transport, ...] = ("tcp", "quic") if handshakes else ()
     return Corpus(path, seed, list(cases), handshake_plans(path, cases, transports, timeout))
 
@@ -147,10 +154,12 @@ def run_entries(target: Target, corpus: Corpus, mode: str, folder: Path, *,
             if way is None:
                 if say is not None:
                     say(f"harness: {label} {target.version}: {len(corpus.api)} cases")
-                entry = run_target(target, corpus.api, timeout=timeout, startup=startup,
+                entry = run_target(target, clock.refreshed(corpus.api, datetime.now(UTC)),
+                                   timeout=timeout, startup=startup,
                                    stderr_path=log, known=known, jobs=jobs, progress=told)
             else:
-                plan = corpus.plans[way]
+                plan = listener_plan(clock_refreshed(corpus.plans[way], datetime.now(UTC)),
+                                     *way, target.listener_expects)
                 if say is not None:
                     say(f"harness: {label} {target.version}: {len(plan)} handshakes")
                 entry = run_handshake(target, peer_argv, plan, *way, timeout=timeout,
@@ -245,8 +254,9 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
         second = driver.run_jobs(
             target.argv, [requests[i] for i in again], jobs=1, timeout=timeout,
             startup=startup, stderr_path=retry_log, env=dict(target.env),
-            partner=lambda: FixturePeer(peer_argv, [cases[i] for i in again], transport,
-                                        direction, inner))
+            partner=lambda: FixturePeer(
+                peer_argv, clock_refreshed([cases[i] for i in again], datetime.now(UTC)),
+                transport, direction, inner))
         for i, answer in zip(again, second, strict=True):
             first[i] = f"{answers[i].failure}: {answers[i].error}"
             answers[i] = answer

@@ -26,7 +26,9 @@ back on a resume is checked: a mutant's ``file`` must stay inside the source tre
 truncated ``mutants.jsonl`` or result is a one-line error (exit 3), not a traceback.
 
 A mutant is killed by the corpus when a case's verdict differs from the baseline's (a crash or
-a hang where the baseline answered counts too), or, every verdict the same, when a case's
+a hang where the baseline answered counts too; so does an accept that reports another PeerId
+than the baseline's accept: the same verdict for another identity), or, every verdict the same,
+when a case's
 reason changed (the implementation's error text, mapped by the adapter's reviewed table). Every
 case runs, so the report can say how many cases kill each mutant (a mutant one case kills is
 lost when that case is deleted). Each case gets a time limit derived from the baseline: ten
@@ -133,6 +135,8 @@ class Seen:
     failure: bool  # hang, crash or error
     reasons: frozenset[str] | None
     seconds: float
+    #: The PeerId an accept reported (None otherwise, or not reported).
+    peer_id: str | None = None
 
 
 Observed = dict[tuple[str, str], Seen]  # (entry label, case id) -> what was seen
@@ -152,7 +156,8 @@ def observe(entries: Sequence[Implementation], setup: Setup) -> Observed:
             failure = case.outcome in ("hang", "crash", "error")
             reasons = None if failure or setup.reasons is None else setup.reasons.codes(
                 case.error)
-            out[(impl.label, case.id)] = Seen(case.verdict, failure, reasons, case.seconds)
+            out[(impl.label, case.id)] = Seen(case.verdict, failure, reasons, case.seconds,
+                                              case.peer_id if case.verdict == "accept" else None)
     return out
 
 
@@ -167,7 +172,8 @@ def compare(base: Observed, mutant: Observed, labels: Sequence[str]) -> CorpusKi
         name = f"{key[0]}:{key[1]}"
         newly_failed = after is not None and after.failure and not before.failure
         answered = after is not None and not after.failure and not before.failure
-        if after is None or newly_failed or (answered and after.verdict != before.verdict):
+        if after is None or newly_failed or (answered and after.verdict != before.verdict) or (
+                answered and after.verdict == "accept" and after.peer_id != before.peer_id):
             by_verdict.append(name)
         elif (answered and after.verdict == before.verdict
               and after.reasons != before.reasons
@@ -469,7 +475,9 @@ class Campaign:
                 raise _Hung(f"{label}:{answer.id} (answered after {answer.seconds:.1f} s, "
                             f"limit {timeout:.1f} s)", label)
             seen.append(f"{label}:{answer.id}" if answer.failure is not None
-                        or answer.verdict != before.verdict else "")
+                        or answer.verdict != before.verdict
+                        or (answer.verdict == "accept" and answer.peer_id != before.peer_id)
+                        else "")
 
         seen: list[str] = []
         try:
@@ -575,7 +583,8 @@ class Campaign:
         upstream_ok, upstream_text = self._baseline_upstream()
         self._write("baseline.json", json.dumps(
             {"entries": labels, "case_timeout": timeout, "upstream": upstream_text,
-             "cases": {f"{k[0]}:{k[1]}": [s.verdict, s.failure, sorted(s.reasons or [])]
+             "cases": {f"{k[0]}:{k[1]}": [s.verdict, s.failure, sorted(s.reasons or []),
+                                          s.peer_id]
                        for k, s in sorted(baseline.items())},
              "generate_timeout": made_limit,
              "generate": {name: [g.accepted, g.why] for name, g in made.items()}},

@@ -1,7 +1,8 @@
 """mutation.json: one campaign's mutants and what killed each (schema ``mutation.schema.json``).
 
 A mutant is killed by the corpus when any case's verdict differs from the unmutated build's
-(today's divergences are the baseline, not failures), or the adapter crashes or hangs where
+(today's divergences are the baseline, not failures), or an accept reports another PeerId than
+the unmutated build's accept of the same case, or the adapter crashes or hangs where
 the baseline answered (``verdict``); or, every verdict the same, when the reason the
 implementation gave (its error, mapped to the reference's error codes by the adapter's reviewed
 table) changed for a case (``reason``), or when a certificate the implementation makes for a

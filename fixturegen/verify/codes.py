@@ -211,6 +211,23 @@ class Flag(StrEnum):
         "OpenSSL, cryptography); one that does not must reject (tls.md), as rust-libp2p does "
         "for every critical extension but libp2p's. The reference verifier understands "
         "basicConstraints, keyUsage, extKeyUsage and subjectAltName, and accepts.")
+    EXTENDED_KEY_USAGE_WITHOUT_SERVER_AUTH = (
+        "extended-key-usage-without-server-auth",
+        "an extKeyUsage that names neither serverAuth nor anyExtendedKeyUsage",
+        "The certificate's extKeyUsage names neither serverAuth nor anyExtendedKeyUsage (for "
+        "example clientAuth alone, natural for a dialler's certificate). The libp2p spec says "
+        "nothing about key purposes. An X.509 library that checks purposes for a TLS server "
+        "refuses it: go-libp2p verifies both sides with Go's crypto/x509 and its default "
+        "purpose, serverAuth, so it rejects such a certificate from a listener and from a "
+        "dialler alike; verifiers that ignore the extension accept. Either verdict is "
+        "conformant; the reference verifier accepts.")
+    EC_EXPLICIT_PARAMETERS = (
+        "ec-explicit-parameters", "an EC certificate key whose curve is spelled out, not named",
+        "The certificate key's SubjectPublicKeyInfo gives the curve's parameters explicitly "
+        "(RFC 3279 specifiedCurve) instead of a curve OID. RFC 5480 forbids it in PKIX and "
+        "TLS 1.3's ECDSA schemes name their curve; Go's crypto/x509, webpki and cryptography "
+        "refuse such keys, OpenSSL reads P-256's parameters as P-256. Either verdict is "
+        "conformant; the reference verifier rejects (unsupported_signature_scheme).")
     HIGH_S_HOST_SIGNATURE = (
         "high-s-host-signature", "a secp256k1 host signature whose s is above n/2",
         "A Secp256k1 host signature with s > n/2. ECDSA accepts it; the spec says nothing about "

@@ -9,6 +9,10 @@ import base64
 import hashlib
 
 TYPE_NAMES = {0: "RSA", 1: "Ed25519", 2: "Secp256k1", 3: "ECDSA"}
+#: The largest RSA host key the verifier computes with, in bits (OpenSSL's RSA modulus limit):
+#: a larger one is refused as ``host_key_unsupported`` before any arithmetic (a receiver that
+#: verifies any size pays about the square of the size: ``acceptable.cost.rsa-host-key-24kib``).
+MAX_RSA_HOST_KEY_BITS = 16384
 _ALPHABET = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 

@@ -36,6 +36,7 @@ from fixturegen.verify.der import (
 )
 from fixturegen.verify.identity import (
     ED25519_SMALL_ORDER,
+    MAX_RSA_HOST_KEY_BITS,
     TYPE_NAMES,
     HostKeyMalformed,
     HostKeyUnsupported,
@@ -52,6 +53,9 @@ _ECDSA_SHA256 = ec.ECDSA(hashes.SHA256())
 _PKCS1_SHA256 = (padding.PKCS1v15(), hashes.SHA256())
 SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 #: Critical extensions the verifier understands (and so does not reject for being critical).
+EXTENDED_KEY_USAGE = "2.5.29.37"
+SERVER_AUTH = "1.3.6.1.5.5.7.3.1"
+ANY_EXTENDED_KEY_USAGE = "2.5.29.37.0"
 UNDERSTOOD_CRITICAL = {
     "2.5.29.19": "basicConstraints",
     "2.5.29.15": "keyUsage",
@@ -287,7 +291,10 @@ class Verifier:
                          f"(limit {MAX_CERTIFICATE_BYTES})")
         try:
             cert = parse_certificate(certificates[0], self._memo)
-            key = self._spki_key(cert.spki)
+            # A curve spelled out (specifiedCurve) is well-formed DER that cryptography does not
+            # load: judged at the signature scheme, where it fails (no TLS 1.3 scheme names it).
+            explicit = _explicit_ec_parameters(cert.spki)
+            key = None if explicit else self._spki_key(cert.spki)
         except (DERError, ValueError, TypeError) as exc:
             raise Reject(ErrorCode.MALFORMED_CERTIFICATE, str(exc)) from None
         verdict.certificate_key = key
@@ -304,6 +311,11 @@ class Verifier:
         if now > cert.not_after:
             raise Reject(ErrorCode.EXPIRED, f"notAfter {_iso(cert.not_after)} has passed")
         checks.append(Check.SIGNATURE_SCHEME)
+        if key is None:
+            _flag(run, Flag.EC_EXPLICIT_PARAMETERS)
+            raise Reject(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
+                         "the certificate key's curve is given by explicit parameters, not "
+                         "named: no TLS 1.3 signature scheme names it")
         scheme = self._scheme(cert.signature_algorithm, key, run, _pss_only(cert.spki))
         verdict.signature_scheme = scheme.name
         checks.append(Check.SIGNATURE_ALGORITHM_MATCH)
@@ -348,6 +360,10 @@ class Verifier:
         verdict.public_key_protobuf = public_key_pb
         if isinstance(host_key, rsa.RSAPublicKey) and not 2048 <= host_key.key_size <= 8192:
             _flag(run, Flag.RSA_HOST_KEY_SIZE)
+            if host_key.key_size > MAX_RSA_HOST_KEY_BITS:
+                raise Reject(ErrorCode.HOST_KEY_UNSUPPORTED,
+                             f"RSA-{host_key.key_size} host key: over the {MAX_RSA_HOST_KEY_BITS} "
+                             "bits the reference verifier computes with (OpenSSL's limit)")
         if host_type == "Ed25519" and public_key_pb[-32:] in ED25519_SMALL_ORDER:
             _flag(run, Flag.ED25519_SMALL_ORDER_KEY)
         checks.append(Check.EXTENSION_SIGNATURE)
@@ -464,6 +480,42 @@ class Verifier:
             _flag(run, Flag.EMPTY_NAME)
         if cert.unique_ids:
             _flag(run, Flag.UNIQUE_ID_PRESENT)
+        for ext in cert.extensions:
+            if ext.oid == EXTENDED_KEY_USAGE and not _serves_tls_server(ext.value):
+                _flag(run, Flag.EXTENDED_KEY_USAGE_WITHOUT_SERVER_AUTH)
+
+
+def _serves_tls_server(value: bytes) -> bool:
+    """Whether an extKeyUsage value (a SEQUENCE of purpose OIDs) allows a TLS server: it names
+    serverAuth or anyExtendedKeyUsage. A value that does not decode is not judged here (True):
+    the flag describes a purpose, and the verifier does not parse non-critical extensions."""
+    try:
+        start, end = expect(value, 0, len(value), 0x30, "extKeyUsage")
+        purposes = {oid_text(value, s, e) for t, _, s, e in elements(value, start, end)
+                    if t == 0x06}
+    except DERError:
+        return True
+    return bool(purposes & {SERVER_AUTH, ANY_EXTENDED_KEY_USAGE})
+
+
+_EC_PUBLIC_KEY = "1.2.840.10045.2.1"
+
+
+def _explicit_ec_parameters(spki: bytes) -> bool:
+    """Whether the SubjectPublicKeyInfo is an EC key whose parameters are a SEQUENCE (RFC 3279
+    specifiedCurve) rather than a curve OID. False for anything else, malformed included (the
+    key decoder says what is wrong with it)."""
+    try:
+        start, end = expect(spki, 0, len(spki), 0x30, "SubjectPublicKeyInfo")
+        inner = elements(spki, start, end)
+        if not inner or inner[0][0] != 0x30:
+            return False
+        algorithm = elements(spki, inner[0][2], inner[0][3])
+        return (len(algorithm) == 2 and algorithm[0][0] == 0x06
+                and oid_text(spki, algorithm[0][2], algorithm[0][3]) == _EC_PUBLIC_KEY
+                and algorithm[1][0] == 0x30)
+    except DERError:
+        return False
 
 
 def _pss_only(spki: bytes) -> bool:

@@ -1,0 +1,119 @@
+"""Validity near the verifier's clock (fixturegen/harness/clock.py): certificates made when an
+entry starts, read back with cryptography's X.509 parser, judged by the reference verifier and
+by go-libp2p's real check and handshake."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+
+from fixturegen.harness import clock
+from fixturegen.harness.adapters import BY_NAME, PEER
+from fixturegen.harness.handshake import clock_refreshed
+from fixturegen.harness.session import read_corpus, run_entries
+from fixturegen.verify.verifier import Verifier
+
+ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
+
+
+def _now() -> datetime:
+    """A moment just before the check (each test takes its own: two clock cases change verdict
+    20 minutes after they are made, and a test checks them within seconds)."""
+    return datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=5)
+
+
+def _certificate(made: clock.Minted) -> x509.Certificate:
+    return x509.load_der_x509_certificate(base64.b64decode(made.certificate))
+
+
+def test_each_clock_case_sits_its_margin_from_the_moment_it_is_made() -> None:
+    now = _now()
+    made = {c.id.removeprefix(clock.PREFIX): _certificate(clock.mint(c, now))
+            for c in clock.CLOCK_CASES}
+    windows = {name: (cert.not_valid_before_utc, cert.not_valid_after_utc)
+               for name, cert in made.items()}
+    far_past, far_future = datetime(1999, 1, 1, tzinfo=UTC), datetime(3000, 1, 1, tzinfo=UTC)
+    assert windows == {"expired-minutes-ago": (far_past, now - clock.MARGIN),
+                       "valid-since-minutes": (now - clock.MARGIN, far_future),
+                       "not-yet-valid-minutes": (now + clock.MARGIN, far_future),
+                       "expires-in-minutes": (far_past, now + clock.MARGIN)}
+    # Made again later, the boundary moves with the moment.
+    later = _certificate(clock.mint(clock.CLOCK_CASES[0], now + timedelta(hours=2)))
+    assert later.not_valid_after_utc == now + timedelta(hours=2) - clock.MARGIN
+
+
+def test_the_reference_verifier_gives_each_clock_case_its_stated_result() -> None:
+    verifier = Verifier()
+    for case in clock.harness_cases(_now()):
+        chain = [base64.b64decode(c) for c in case.request.certificates]
+        verdict = verifier.verify(chain)
+        assert verdict.accepted == (case.expected.result == "valid"), case.id
+        assert verdict.error == case.expected.error, case.id
+        if verdict.accepted:
+            assert verdict.peer_id == case.expected.peer_id == clock.claimed()[case.id]
+
+
+def test_a_corpus_of_the_catalogue_carries_the_clock_cases_and_others_do_not(
+        corpus: Path, tmp_path: Path) -> None:
+    read = read_corpus(corpus, transcripts=False, handshakes=True, timeout=5.0)
+    ids = [c.id for c in read.api]
+    assert [i for i in ids if clock.is_clock(i)] == [c.id for c in clock.CLOCK_CASES]
+    for way, plan in read.plans.items():
+        clocked = [hc for hc in plan if clock.is_clock(hc.id)]
+        assert [hc.id for hc in clocked] == [c.id for c in clock.CLOCK_CASES], way
+        assert all(hc.skip is None and hc.presentation.key for hc in clocked)
+        # A dialler names the PeerId the certificate claims, as for a fixture.
+        if way[1] == "dial":
+            assert all(hc.case.request.expect_peer_id == clock.claimed()[hc.id]
+                       for hc in clocked)
+    # Refreshed for a later entry: new certificates, the rest untouched.
+    later = clock.refreshed(read.api, _now() + timedelta(hours=1))
+    changed = [a.id for a, b in zip(read.api, later, strict=True) if a is not b]
+    assert changed == [c.id for c in clock.CLOCK_CASES]
+    plan = read.plans["tcp", "dial"]
+    moved = clock_refreshed(plan, _now() + timedelta(hours=1))
+    assert [a.id for a, b in zip(plan, moved, strict=True)
+            if a.presentation != b.presentation] == [c.id for c in clock.CLOCK_CASES]
+    # A corpus of other certificates (one fixture, not the catalogue's base) has none.
+    small = tmp_path / "small"
+    shutil.copytree(corpus, small)
+    manifest = json.loads((small / "manifest.json").read_text())
+    manifest["fixtures"] = [f for f in manifest["fixtures"] if f["id"] == "valid.ed25519"]
+    (small / "manifest.json").write_text(json.dumps(manifest))
+    assert not any(clock.is_clock(c.id)
+                   for c in read_corpus(small, transcripts=False, handshakes=False,
+                                        timeout=5.0).api)
+
+
+def test_go_libp2p_judges_the_clock_cases_by_its_own_clock(corpus: Path,
+                                                          tmp_path: Path) -> None:
+    """go-libp2p's real check and a real TCP dial: the certificates that expired minutes ago or
+    become valid in minutes are refused for their dates, the ones valid since minutes ago or
+    until minutes from now are accepted."""
+    go = BY_NAME["go-libp2p"]
+    if not go.built(ADAPTERS) or not (ADAPTERS / PEER).is_file():
+        pytest.skip("go-libp2p or the fixture peer is not built: run 'make adapters'")
+    read = read_corpus(corpus, transcripts=False, handshakes=True, timeout=20.0)
+    only = {c.id for c in clock.CLOCK_CASES}
+    small = type(read)(read.path, read.seed, [c for c in read.api if c.id in only],
+                       {("tcp", "dial"): [hc for hc in read.plans["tcp", "dial"]
+                                          if hc.id in only]})
+    entries, broken = run_entries(go.target(ADAPTERS), small, "all", tmp_path,
+                                  peer_argv=[str(ADAPTERS / PEER)], timeout=20.0,
+                                  startup=60.0)
+    assert broken is None and [e.mode for e in entries] == ["api", "handshake"]
+    for entry in entries:
+        got = {c.id: c for c in entry.cases}
+        assert [c.id for c in entry.cases] == [c.id for c in clock.CLOCK_CASES]
+        for case in clock.CLOCK_CASES:
+            answer = got[case.id]
+            assert answer.outcome == "agree", (entry.label, case.id, answer.error)
+            assert answer.verdict == ("accept" if case.result == "valid" else "reject")
+            if case.result == "invalid":  # Go's x509 error names the validity period
+                assert "expired or is not yet valid" in (answer.error or ""), answer.error
