@@ -366,3 +366,30 @@ def test_a_hostile_file_name_and_sidecar_stay_data(tmp_path: Path) -> None:
         for line in (tmp_path / f"fixtures.{lang}").read_text().splitlines():
             assert "\u2028" not in line and not line.lstrip().startswith("__import__")
     assert not mark.exists() and not (Path.cwd() / "PWN").exists()
+
+
+def test_a_key_is_matched_to_its_certificate_by_its_bits_whatever_the_identifier(
+        corpus: Path, tmp_path: Path) -> None:
+    """A P-256 certificate key written with explicit curve parameters (specifiedCurve) and an
+    RSA key under id-RSASSA-PSS are the same keys as their PKCS#8 files (which name the curve,
+    or say rsaEncryption): they import with their keys; a key of another certificate does
+    not."""
+    given = tmp_path / "given"
+    given.mkdir()
+    for case in ("acceptable.ec-explicit-parameters", "acceptable.rsa-pss-key"):
+        chain = _pem("CERTIFICATE", (corpus / "certs" / f"{case}.der").read_bytes())
+        key = (corpus / "keys" / f"{case}.pem").read_text()
+        (given / f"{case}.pem").write_text(chain + key)
+        (given / f"{case}.json").write_text(json.dumps({"id": case, "result": "acceptable"}))
+    out = tmp_path / "out"
+    run = _import(str(given), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    assert set(_manifest(out)) == {"acceptable.ec-explicit-parameters", "acceptable.rsa-pss-key"}
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    chain = _pem("CERTIFICATE", (corpus / "certs" / "acceptable.ec-explicit-parameters.der")
+                 .read_bytes())
+    other = (corpus / "keys" / "acceptable.critical-key-usage.pem").read_text()  # a P-256 key
+    (wrong / "x.pem").write_text(chain + other)
+    refused = _import(str(wrong), "--out", str(tmp_path / "out2"))
+    assert refused.returncode != 0 and "not the key of the certificate" in refused.stderr

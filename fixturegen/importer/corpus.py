@@ -297,6 +297,8 @@ def slug(text: str) -> str:
 
 #: An RSA key restricted to RSASSA-PSS (RFC 4055): the same key bits as rsaEncryption.
 _RSA_PSS_KEY_ID = bytes.fromhex("300b06092a864886f70d01010a")
+#: id-ecPublicKey (1.2.840.10045.2.1), as a DER OBJECT IDENTIFIER.
+_EC_PUBLIC_KEY = bytes.fromhex("06072a8648ce3d0201")
 
 
 def _key_matches(pem: str, spki: bytes | None) -> bool | None:
@@ -306,9 +308,16 @@ def _key_matches(pem: str, spki: bytes | None) -> bool | None:
     own = private.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
     if own == spki:
         return True
-    try:  # the certificate names the key id-RSASSA-PSS; PKCS#8 keeps it as rsaEncryption
+    try:
         algorithm, bits = der.children(spki)
-        return algorithm == _RSA_PSS_KEY_ID and der.children(own)[1] == bits
+        own_algorithm, own_bits = der.children(own)
+        if bits != own_bits:
+            return False
+        # The same key bits under another identifier: id-RSASSA-PSS in the certificate where
+        # PKCS#8 keeps rsaEncryption, or an EC key whose curve the certificate spells out
+        # (specifiedCurve) where PKCS#8 names it: the same key type, the same point.
+        return algorithm == _RSA_PSS_KEY_ID or (
+            der.children(algorithm)[0] == der.children(own_algorithm)[0] == _EC_PUBLIC_KEY)
     except (ValueError, IndexError):
         return False
 
