@@ -499,12 +499,17 @@ def _serves_tls_server(value: bytes) -> bool:
 
 
 _EC_PUBLIC_KEY = "1.2.840.10045.2.1"
+#: id-ecPublicKey's DER, then a SEQUENCE tag (explicit parameters, not a curve OID).
+_EC_KEY_THEN_SEQUENCE = bytes.fromhex("06072a8648ce3d020130")
 
 
 def _explicit_ec_parameters(spki: bytes) -> bool:
     """Whether the SubjectPublicKeyInfo is an EC key whose parameters are a SEQUENCE (RFC 3279
     specifiedCurve) rather than a curve OID. False for anything else, malformed included (the
-    key decoder says what is wrong with it)."""
+    key decoder says what is wrong with it). On the hot path: a byte search decides for every
+    key but an EC key followed by a SEQUENCE, which alone is parsed."""
+    if _EC_KEY_THEN_SEQUENCE not in spki[:32]:
+        return False
     try:
         start, end = expect(spki, 0, len(spki), 0x30, "SubjectPublicKeyInfo")
         inner = elements(spki, start, end)
