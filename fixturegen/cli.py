@@ -12,7 +12,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -31,7 +31,7 @@ from fixturegen.harness.commands import harness_app
 from fixturegen.importer.commands import import_command
 from fixturegen.keys import KeyPair
 from fixturegen.mutation.commands import mutate_app
-from fixturegen.verify.inputs import printable
+from fixturegen.verify.inputs import printable, visible
 from fixturegen.versions import commands as versions_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -325,7 +325,8 @@ def explain(path: str, verdict: object) -> str:
     lines = [f"{path}: {head}"]
     for i, name in enumerate(verdict.checks, 1):
         failed = not verdict.accepted and i == len(verdict.checks)
-        lines.append(f"  {i:2}. {name:<26} {'FAILED: ' + verdict.detail if failed else 'ok'}")
+        detail = " ".join(verdict.detail.split())  # one line, whatever the input said
+        lines.append(f"  {i:2}. {name:<26} {'FAILED: ' + detail if failed else 'ok'}")
     if verdict.error:
         lines.append(f"      ({verdict.error}: {ERROR_CODES[verdict.error]})")
     lines.append(f"  scheme {verdict.signature_scheme or '-'}, host key "
@@ -410,7 +411,32 @@ def version() -> None:
     typer.echo(f"fixturegen {__version__}")
 
 
+class _Visible:
+    """A text stream that writes every control character but tab and line feed as ``\\xNN``
+    (``visible``): no text a command prints (a path, a version, what an adapter or a file
+    said) reaches the terminal raw, whichever message carries it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(visible(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Visible(sys.stdout), _Visible(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     try:
         rv = command.main(argv, prog_name="fixturegen", standalone_mode=False)

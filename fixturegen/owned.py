@@ -196,6 +196,12 @@ def _remove(folder: Path, rel: str) -> None:
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts:
         return
+    for depth in range(1, len(parts)):  # a link on the way would lead out of the folder
+        try:
+            if not stat.S_ISDIR(folder.joinpath(*parts[:depth]).lstat().st_mode):
+                return
+        except OSError:
+            return
     target = folder / rel
     with contextlib.suppress(OSError):
         if stat.S_ISREG(target.lstat().st_mode):

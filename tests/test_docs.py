@@ -205,7 +205,8 @@ MAIN_PAGES = ["index.html", "guides/corpus.html", "guides/validate.html",
               "reference/cases/invalid.html", "reference/formats/manifest.html",
               "results/index.html", "results/matrix.html", "results/findings.html",
               "results/handshakes.html", "guides/test-assets.html", "guides/versions.html",
-              "guides/mutation.html", "reference/formats/mutation.html", "guides/import.html"]
+              "guides/mutation.html", "reference/formats/mutation.html", "guides/import.html",
+              "results/cases/index.html", "results/cases/invalid.self-signature-corrupted.html"]
 
 
 @pytest.fixture(scope="module")
@@ -321,7 +322,7 @@ PHONE = 390
 PHONE_PAGES = ["index.html", "guides/corpus.html", "guides/library.html",
                "explain/handshakes.html", "reference/formats/harness-protocol.html",
                "reference/cli.html", "reference/adapters.html", "results/index.html",
-               "results/matrix.html"]
+               "results/matrix.html", "results/cases/invalid.self-signature-corrupted.html"]
 
 
 def test_the_main_pages_fit_a_phone(site: Path) -> None:

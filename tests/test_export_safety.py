@@ -2,9 +2,10 @@
 literal escaped for the language (or into a one-line comment stripped of every line
 terminator), derives identifiers to the language's rules, and quotes its header's options.
 
-Each export of the shipped corpus and of a hostile one (ids, rules, descriptions, PeerIds and
-the seed carrying newlines, a bare CR, U+2028, NEL, quotes, ``*/``, ``$(...)``, backslashes,
-"null", code that writes a marker file) is compiled with the language's real toolchain against
+Each export of the shipped corpus and of a hostile one (rules, descriptions, PeerIds and the
+seed carrying newlines, a bare CR, U+2028, NEL, quotes, ``*/``, ``$(...)``, backslashes,
+"null", code that writes a marker file; ids that are keywords, start with a digit or differ
+only in punctuation) is compiled with the language's real toolchain against
 small stand-ins of the libp2p packages it imports, then run: the marker is never created, and
 (Python) the fixtures' texts come back exactly as the manifest had them."""
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fixturegen.output.export import comment, identifiers, literal, render
+from fixturegen.output.export import ExportError, comment, identifiers, literal, render
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE_IDS = 6  # fixtures of the hostile corpus
@@ -44,8 +45,7 @@ def hostile_corpus(corpus: Path, root: Path, mark: Path) -> Path:
     breaks = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c"]
     texts = [f"d{b}{code}{b}" for b in breaks] + [
         f'*/ {code} /* "quoted" \'single\' `back` ${{x}} $(touch {mark}.sh) \\ \\u0027 null']
-    ids = ['a"); __import__("os").system("touch ' + str(mark) + '.id") #',
-           "fn", "1st.case", "a.b", "a-b", "null\u2028\\n\\ud800"]
+    ids = ["self", "fn", "1st.case", "a.b", "a-b", "null"]
     fixtures = manifest["fixtures"][:HOSTILE_IDS]
     for i, f in enumerate(fixtures):
         f["id"] = ids[i]
@@ -58,6 +58,23 @@ def hostile_corpus(corpus: Path, root: Path, mark: Path) -> Path:
     manifest["seed"] = f"$(touch {mark}.seed)'\"\n{code}"
     (root / "manifest.json").write_text(json.dumps(manifest))
     return root
+
+
+def test_an_id_that_carries_code_or_a_line_break_is_refused_before_any_export(
+        corpus: Path, tmp_path: Path) -> None:
+    """A case id names files and is a column of the known list: the manifest refuses one that
+    is not letters, digits, '.', '_' and '-', so no export ever sees it."""
+    mark = tmp_path / "pwned"
+    root = hostile_corpus(corpus, tmp_path / "hostile", mark)
+    manifest = json.loads((root / "manifest.json").read_text())
+    for bad in ['a"); __import__("os").system("touch ' + str(mark) + '.id") #',
+                "null\u2028\\n\\ud800", "a\nb", ".hidden", "x" * 301]:
+        manifest["fixtures"][0]["id"] = bad
+        (root / "manifest.json").write_text(json.dumps(manifest))
+        for lang in ("python", "go", "rust", "ts"):
+            with pytest.raises(ExportError, match=r"not a fixturegen manifest: fixtures\[0\]\.id"):
+                render(root, lang)
+    _no_marker(mark)
 
 
 # -- the escaping itself ----------------------------------------------------------------------

@@ -352,12 +352,19 @@ def test_what_a_check_costs_is_recorded_and_a_costly_check_is_named(tmp_path: Pa
     the checks far costlier than the entry's valid certificates (or above the absolute bound);
     an adapter that reports none gets no cost section."""
     costly = "host-rsa-8192"
+    manifest = json.loads((corpus / "manifest.json").read_text())["fixtures"]
+    # Valid RSA host keys cost 80 times the others: not costly, since each check is compared
+    # with the valid certificates of its own host key type.
+    rsa = sorted(f["id"] for f in manifest if f["host_key"]["type"] == "RSA"
+                 and f["expected"]["result"] == "valid" and f["id"] != costly)
+    assert len(rsa) > 10
     timed = tmp_path / "timed.py"
     timed.write_text("import json, sys\n"
+                     f"rsa = set({rsa!r})\n"
                      "for line in sys.stdin:\n"
                      "    r = json.loads(line)\n"
-                     f"    cpu = 2.5 if r['id'] == {costly!r} else 0.06 if r['id'].startswith("
-                     "'invalid.') else 0.001\n"
+                     f"    cpu = 2.5 if r['id'] == {costly!r} else 0.08 if r['id'] in rsa else "
+                     "0.06 if r['id'].startswith('invalid.') else 0.001\n"
                      "    print(json.dumps({'id': r['id'], 'verdict': 'reject', 'peer_id': None,"
                      " 'error': 'no', 'cpu_seconds': cpu}), flush=True)\n")
     out = tmp_path / "timed"
@@ -373,10 +380,15 @@ def test_what_a_check_costs_is_recorded_and_a_costly_check_is_named(tmp_path: Pa
     row = next(line for line in section.splitlines() if line.startswith("| timed |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == str(len(cases)) and cells[2] == "1.00"  # the median of the valid ones
-    # the costly: the bound (2.5 s), and every invalid case at 60 times the valid median
+    assert cells[3] == "ECDSA 1.00; Ed25519 1.00; RSA 80.00; Secp256k1 1.00"
+    # the costly: the bound (2.5 s), and every invalid case at 60 times its type's valid median
+    # but those of an RSA host key (60 ms is less than its type's 80 ms)
     invalid = sorted(i for i in cases if i.startswith("invalid."))
-    assert cells[4].startswith(f"`{costly}` 2500.0; `{invalid[0]}` 60.0")
-    assert cells[4].count("60.0") == len(invalid)
+    types = {f["id"]: f["host_key"]["type"] for f in manifest}
+    flagged = re.findall(r"`([^`]+)` 60\.0", cells[5])
+    assert cells[5].startswith(f"`{costly}` 2500.0; `")
+    assert sorted(flagged) == [i for i in invalid if types[i] != "RSA"]
+    assert all(f"`{i}`" not in cells[5] for i in rsa)
     # no CPU reported, no cost section
     quiet = tmp_path / "quiet"
     p = cli("harness", "run", "--corpus", str(corpus), "--out", str(quiet), "--no-transcripts",

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -608,3 +609,374 @@ def test_a_source_trees_hash_sees_linked_files_and_source_folders_named_like_out
     (tree / "vendor").symlink_to(outside)
     with pytest.raises(CacheError, match="a folder outside the source tree"):
         tree_hash(tree)
+
+
+# -- 8. a case id or a name that would write a line of its own into a known list --------------
+
+ACCEPT_ALL = """import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(json.dumps({'id': r['id'], 'verdict': 'accept', 'peer_id': None, 'error': None}),
+          flush=True)
+"""
+
+
+def test_a_case_id_with_a_line_break_never_reaches_a_known_list(small: Path,
+                                                                 tmp_path: Path) -> None:
+    """An id ending in a line of its own (``NAME CASE OUTCOME``) would be copied into
+    known-divergences.txt, where --known would read it as an accepted divergence."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(small, corpus)
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    manifest["fixtures"][0]["id"] += "\nrust-libp2p valid.hidden false_accept"
+    (corpus / "manifest.json").write_text(json.dumps(manifest))
+    adapter = tmp_path / "accept.py"
+    adapter.write_text(ACCEPT_ALL)
+    out = tmp_path / "out"
+    run = _cli("harness", "run", "--corpus", str(corpus), "--out", str(out), "--no-transcripts",
+               "--no-interop", "--name", "acc", "--", sys.executable, str(adapter))
+    assert "is not a fixturegen manifest: fixtures[0].id:" in _one_line(run)
+    assert not out.exists()
+    assert "is not a fixturegen manifest" in _one_line(_cli(
+        "verify", "--manifest", str(corpus / "manifest.json")), 2)
+    # The same id, or such a name, in a results file read back by report, findings or diff.
+    good = tmp_path / "good"
+    manifest["fixtures"][0]["id"] = manifest["fixtures"][0]["id"].split("\n")[0]
+    (corpus / "manifest.json").write_text(json.dumps(manifest))
+    run = _cli("harness", "run", "--corpus", str(corpus), "--out", str(good),
+               "--no-transcripts", "--no-interop", "--name", "acc", "--", sys.executable,
+               str(adapter))
+    assert run.returncode in (0, 1), run.stderr  # 1: a divergence
+    results = json.loads((good / "results.json").read_text())
+    for field, value in (("id", "x\nacc valid.hidden false_accept"), ("name", "acc\nx")):
+        forged = json.loads(json.dumps(results))
+        if field == "id":
+            forged["implementations"][0]["cases"][0]["id"] = value
+        else:
+            forged["implementations"][0]["name"] = value
+        path = tmp_path / f"forged-{field}.json"
+        path.write_text(json.dumps(forged))
+        for args in (("report", str(path), "--out", str(tmp_path / f"r-{field}")),
+                     ("diff", str(good / "results.json"), str(path))):
+            said = _one_line(_cli("harness", *args))
+            assert "is not a results file" in said and "\\n" in said
+        assert not (tmp_path / f"r-{field}").exists()
+
+
+# -- 9. the fourth sweep: owned folders, bounded manifests, forged reports, versions, XML -------
+
+
+def test_a_link_inside_an_owned_folder_never_leads_its_cleanup_outside(tmp_path: Path,
+                                                                        small: Path) -> None:
+    """A forged marker names a file under a folder that is a link out of --out: the cleanup of
+    files an earlier run wrote (``owned.publish``) must not follow it."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("x")
+    out = tmp_path / "findings"
+    out.mkdir()
+    (out / "sub").symlink_to(victim)
+    (out / ".fixturegen-owner.json").write_text(json.dumps(
+        {"command": "harness findings", "files": ["findings.md", "sub/precious.txt"]}))
+    _results(small, tmp_path)
+    p = _cli("harness", "findings", str(tmp_path / "base" / "results.json"), "--impl", "acc",
+             "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert (victim / "precious.txt").read_text() == "x"
+    assert (out / "findings.md").is_file()
+
+
+def test_a_manifest_naming_one_big_file_many_times_is_refused_before_it_is_read(
+        small: Path, tmp_path: Path) -> None:
+    """A 14 KB manifest whose chain names a 1.9 MB file 300 times made verify and export hold
+    hundreds of MB: a chain is at most 16 certificates, and a file a corpus names as a
+    certificate is read once, at most 64 KiB."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(small, corpus)
+    big = corpus / "certs" / "big.pem"
+    big.write_bytes(_pem(os.urandom(1_400_000)))
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    manifest["fixtures"][0]["chain"] = ["certs/big.pem"] * 300
+    (corpus / "manifest.json").write_text(json.dumps(manifest))
+    for args in (("verify", "--manifest", str(corpus / "manifest.json")),
+                 ("export", "--lang", "go", "--corpus", str(corpus))):
+        assert "fixtures[0].chain" in _one_line(_cli(*args))
+    manifest["fixtures"][0]["chain"] = ["certs/big.pem"]
+    (corpus / "manifest.json").write_text(json.dumps(manifest))
+    said = _one_line(_cli("export", "--lang", "go", "--corpus", str(corpus)))
+    assert "big.pem" in said and "limit 65536" in said
+
+
+@pytest.mark.parametrize("version", ["1.0.0-²", "v0.5²", "1.0.0-①"])
+def test_a_version_with_digits_that_are_not_ascii_is_one_line(version: str) -> None:
+    said = _one_line(_cli("harness", "matrix", "--impl", "go-libp2p", "--versions", version,
+                          "--dry-run"))
+    assert "is not a version" in said
+    assert "is not a version" in _one_line(_cli("harness", "build", "--impl",
+                                                f"go-libp2p@{version}"))
+
+
+def _results(corpus: Path, tmp_path: Path) -> dict[str, Any]:
+    adapter = tmp_path / "accept.py"
+    adapter.write_text(ACCEPT_ALL)
+    run = tmp_path / "base"
+    p = _cli("harness", "run", "--corpus", str(corpus), "--out", str(run), "--no-transcripts",
+             "--no-interop", "--name", "acc", "--", sys.executable, str(adapter))
+    assert p.returncode in (0, 1), p.stderr
+    results: dict[str, Any] = json.loads((run / "results.json").read_text())
+    return results
+
+
+def test_a_results_file_that_contradicts_itself_is_refused(small: Path, tmp_path: Path) -> None:
+    """Counts that are not those of the cases (or missing: a KeyError once), and one case
+    twice with two outcomes (diff said "no change" or a change depending on the order)."""
+    results = _results(small, tmp_path)
+    impl = results["implementations"][0]
+    twice = json.loads(json.dumps(results))
+    twice["implementations"][0]["cases"].append(dict(impl["cases"][0], outcome="false_accept"))
+    no_counts = json.loads(json.dumps(results))
+    no_counts["implementations"][0]["counts"] = {}
+    for name, forged, said in (("twice", twice, "twice"),
+                               ("counts", no_counts, "counts are not those of its cases")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(forged))
+        for args in (("report", str(path), "--out", str(tmp_path / f"r-{name}")),
+                     ("diff", str(tmp_path / "base" / "results.json"), str(path))):
+            assert said in _one_line(_cli("harness", *args))
+        assert not (tmp_path / f"r-{name}").exists()
+
+
+def test_a_matrix_whose_range_is_not_a_pair_is_one_line(small: Path, tmp_path: Path) -> None:
+    results = _results(small, tmp_path)
+    run = {"version": "0.1.0", "released": None, "built": True, "reason": None,
+           "build_seconds": 0, "run_seconds": 1, "transports": [], "notes": [],
+           "entries": ["acc"], "counts": {}, "results": None}
+    matrix = {"schema_version": 1, "generator": "g", "implementation": "acc", "package": "p",
+              "corpus": "out", "seed": None, "mode": "api", "spec": "all", "versions": [run],
+              "classes": [{"id": "x", "rule": "r", "outcome": "false_accept",
+                           "importance": None, "cases": [], "versions": {},
+                           "affected": ["0.1.0"], "introduced": "0.1.0", "fixed_in": None,
+                           "ranges": [["0.1.0"]]}]}
+    (tmp_path / "matrix.json").write_text(json.dumps(matrix))
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    said = _one_line(_cli("harness", "findings", str(tmp_path / "r.json"), "--impl", "acc",
+                          "--out", str(tmp_path / "f"), "--matrix", str(tmp_path / "matrix.json")))
+    assert "ranges[0]" in said and "too short" in said
+
+
+SKIP_WITH_CONTROLS = """import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(json.dumps({'id': r['id'], 'verdict': 'skip', 'peer_id': None,
+                      'error': 'not handled \\x01\\x1b[0m\\ufffe'}), flush=True)
+"""
+
+
+def test_junit_stays_well_formed_xml_whatever_an_adapter_says(small: Path,
+                                                              tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    adapter = tmp_path / "skip.py"
+    adapter.write_text(SKIP_WITH_CONTROLS)
+    out = tmp_path / "out"
+    p = _cli("harness", "run", "--corpus", str(small), "--out", str(out), "--no-transcripts",
+             "--no-interop", "--name", "skipper", "--version", "1", "--", sys.executable,
+             str(adapter))
+    assert p.returncode == 0, p.stderr
+    root = ET.parse(out / "junit.xml").getroot()
+    messages = [s.get("message") for s in root.iter("skipped")]
+    assert messages and all(m == "not handled \\x01\\x1b[0m\\ufffe" for m in messages)
+
+
+def test_a_key_twice_in_a_json_object_is_refused_not_resolved(small: Path,
+                                                              tmp_path: Path) -> None:
+    """``{"result": "invalid", "result": "valid"}``: parsers differ on which copy wins."""
+    cert = tmp_path / "in" / "a.der"
+    cert.parent.mkdir()
+    cert.write_bytes(_valid(small, 1)[0])
+    (tmp_path / "in" / "a.json").write_text('{"result": "invalid", "result": "valid"}')
+    said = _one_line(_cli("import", str(tmp_path / "in"), "--out", str(tmp_path / "out")))
+    assert "the key 'result' twice in one object" in said and not (tmp_path / "out").exists()
+    text = dumps(_report(None, [1])).replace('"mode": "api"', '"mode": "api", "mode": "api"', 1)
+    assert text.count('"mode"') == 2
+    (tmp_path / "m.json").write_text(text)
+    said = _one_line(_cli("mutate", "merge", str(tmp_path / "m.json"), "--out",
+                          str(tmp_path / "joined")))
+    assert "the key 'mode' twice in one object" in said
+
+
+@pytest.mark.parametrize("version", [-7, 0, 999])
+def test_a_format_version_this_fixturegen_does_not_know_is_refused(small: Path, tmp_path: Path,
+                                                                   version: int) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(small, corpus)
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    manifest["schema_version"] = version
+    (corpus / "manifest.json").write_text(json.dumps(manifest))
+    said = _one_line(_cli("verify", "--manifest", str(corpus / "manifest.json")))
+    assert "schema_version" in said
+    (tmp_path / "m.json").write_text(dumps(_report(None, [1], schema_version=1)).replace(
+        '"schema_version": 1', f'"schema_version": {version}', 1))
+    assert "schema_version" in _one_line(_cli("mutate", "merge", str(tmp_path / "m.json"),
+                                              "--out", str(tmp_path / "joined")))
+
+
+def test_a_seed_or_a_timing_key_is_text_in_markdown_not_markup(tmp_path: Path) -> None:
+    seed = "`<img src=x onerror=alert(1)>`\x1b]0;t\x07\n# heading"
+    out = tmp_path / "corpus"
+    p = _cli("generate", "--out", str(out), "--only", "valid.extended-key-usage-any",
+             "--seed", seed)
+    assert p.returncode == 0, p.stderr
+    readme = (out / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if "from seed" in x)
+    assert "from seed `` `<img src=x onerror=alert(1)>`\\x1b]0;t\\x07 # heading `` (" in line
+    assert "\n# heading" not in readme and "\x1b" not in readme
+    report = _report(None, [1], seconds_per_mutant={"<img src=x>\x1b[2J": 1.0})
+    (tmp_path / "m.json").write_text(dumps(report))
+    p = _cli("mutate", "merge", str(tmp_path / "m.json"), "--out", str(tmp_path / "joined"))
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "joined" / "mutation.md").read_text()
+    assert "\\<img src=x\\>\\\\x1b\\[2J 1.0" in text
+    assert "<img" not in text.replace("\\<img", "") and "\x1b" not in text
+
+
+def test_the_export_header_names_the_command_that_made_it(small: Path) -> None:
+    p = _cli("export", "--lang", "go", "--corpus", str(small), "--only", "matrix.ed25519.*")
+    assert p.returncode == 0, p.stderr
+    assert "fixturegen export --lang go --only 'matrix.ed25519.*'" in p.stdout
+
+
+def test_an_implementation_that_writes_megabytes_is_kept_readable(small: Path,
+                                                                  tmp_path: Path) -> None:
+    """A 24 MB error text once made a results.json of 72 MB that no command could read back:
+    what an implementation said is kept up to 16384 characters."""
+    adapter = tmp_path / "talk.py"
+    adapter.write_text("import json, sys\n"
+                       "for line in sys.stdin:\n"
+                       "    r = json.loads(line)\n"
+                       "    print(json.dumps({'id': r['id'], 'verdict': 'reject', 'peer_id': None,"
+                       " 'error': '\\U0001F600' * 300_000}), flush=True)\n")
+    out = tmp_path / "out"
+    p = _cli("harness", "run", "--corpus", str(small), "--out", str(out), "--no-transcripts",
+             "--no-interop", "--name", "talk", "--", sys.executable, str(adapter))
+    assert p.returncode in (0, 1), p.stderr
+    cases = json.loads((out / "results.json").read_text())["implementations"][0]["cases"]
+    assert all(len(c["error"]) <= 16384 and c["error"].endswith("characters cut)")
+               for c in cases)
+    again = _cli("harness", "report", str(out / "results.json"), "--out", str(tmp_path / "r"))
+    assert again.returncode in (0, 1), again.stderr
+
+
+def test_no_text_from_a_file_or_an_option_reaches_the_terminal_raw(small: Path,
+                                                                   tmp_path: Path) -> None:
+    """A version, a path, a PeerId given on the command line: every command's output goes
+    through one stream filter (``fixturegen.cli._Visible``), whatever message carries it."""
+    results = _results(small, tmp_path)
+    forged = json.loads(json.dumps(results))
+    forged["implementations"][0]["version"] = "1\x1b]0;pwned\x07\x1b[2J"
+    (tmp_path / "v.json").write_text(json.dumps(forged))
+    base = str(tmp_path / "base" / "results.json")
+    cert = tmp_path / "a.der"
+    cert.write_bytes(_valid(small, 1)[0])
+    runs = [_cli("harness", "diff", base, str(tmp_path / "v.json")),
+            _cli("harness", "report", str(tmp_path / "v.json"), "--out",
+                 str(tmp_path / "out\x1b]0;x\x07")),
+            _cli("verify", str(cert), "--expect-peer-id", "X\x1b]0;pwned\x07"),
+            _cli("generate", "--out", str(tmp_path / "c\x1b[2J"), "--only",
+                 "valid.extended-key-usage-any")]
+    for n, run in enumerate(runs):
+        text = run.stdout + run.stderr
+        assert "\x1b" not in text and "\x07" not in text, text
+        assert "\\x1b" in text or n == 3, text  # generate names its folder without it
+
+
+def test_a_fuzzed_adapter_that_dies_on_every_mutant_is_not_a_clean_run(tmp_path: Path) -> None:
+    """``-- /bin/false`` exited 0 with "5 disagreements": an adapter that never gave a verdict
+    was not compared, so the run exits 3 and says why."""
+    run = _cli("fuzz", "--cases", "5", "--jobs", "1", "--out", str(tmp_path / "fz"), "--",
+               "/bin/false")
+    assert run.returncode == 3, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "gave no verdict on any of 5 mutants (0 protocol errors, 5 crashes" in run.stderr
+    assert (tmp_path / "fz" / "summary.md").is_file()  # the report says so too
+
+
+def test_import_of_a_long_file_name_or_a_deep_folder_says_what_it_does(small: Path,
+                                                                       tmp_path: Path) -> None:
+    """A 251-character name once failed with "cannot write --out: File name too long" (the
+    probe for its key file); a certificate 17 folders down was dropped in silence."""
+    long = tmp_path / "long"
+    long.mkdir()
+    (long / ("a" * 251 + ".der")).write_bytes(_valid(small, 1)[0])
+    run = _cli("import", str(long), "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert len(manifest["fixtures"]) == 1
+    deep = tmp_path / "deep"
+    below = deep.joinpath(*[f"d{n}" for n in range(17)])
+    below.mkdir(parents=True)
+    (deep / "top.der").write_bytes(_valid(small, 2)[0])
+    (below / "deep.der").write_bytes(_valid(small, 2)[1])
+    said = _one_line(_cli("import", str(deep), "--out", str(tmp_path / "out2")))
+    assert "nested deeper than 16" in said and not (tmp_path / "out2").exists()
+
+
+def test_the_smaller_holes_of_the_fourth_sweep(small: Path, tmp_path: Path) -> None:
+    """--versions ',,,' once meant every version; a sidecar integer of 5,000 digits gave
+    Python's advice to raise a limit; a U+2028 in a known list broke its line in two and the
+    error named the wrong line."""
+    said = _one_line(_cli("harness", "matrix", "--impl", "go-libp2p", "--versions", ",,,",
+                          "--dry-run"))
+    assert "names no version" in said
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.der").write_bytes(_valid(small, 1)[0])
+    (folder / "a.json").write_text('{"description": "x", "result": ' + "9" * 5000 + "}")
+    said = _one_line(_cli("import", str(folder), "--out", str(tmp_path / "out")))
+    assert "an integer of 5000 digits" in said and "set_int_max_str_digits" not in said
+    results = _results(small, tmp_path)
+    known = tmp_path / "known.txt"
+    known.write_text("# first\nacc a.b\u2028c d e\n")
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    said = _one_line(_cli("harness", "report", str(tmp_path / "r.json"), "--out",
+                          str(tmp_path / "rep"), "--known", str(known)))
+    assert "known.txt:2: expected" in said
+
+
+def test_matrix_md_writes_registry_and_file_text_as_text() -> None:
+    """A version is digits and then any text (what a registry publishes); the package, the
+    seed and the generator come from the matrix file: none of it becomes Markdown."""
+    from fixturegen.harness.matrix import MatrixFile
+    from fixturegen.versions.render import matrix_markdown
+
+    version = "1.0<img src=x onerror=alert(1)>|x"
+    run = {"version": version, "released": "2026<b>", "built": False, "reason": "[a](b)",
+           "build_seconds": None, "run_seconds": None, "transports": [], "notes": [],
+           "entries": [], "counts": {}, "results": None}
+    m = MatrixFile.model_validate({
+        "schema_version": 1, "generator": "g <i>", "implementation": "impl", "package": "p|q",
+        "corpus": "out", "seed": "s`x", "mode": "api", "spec": "all", "versions": [run],
+        "classes": []})
+    text = matrix_markdown(m)
+    assert not re.search(r"(?<!\\)<", text)  # every < escaped
+    row = next(line for line in text.splitlines() if line.startswith("| 1.0"))
+    assert len(re.split(r"(?<!\\)\|", row)) == 11  # nine cells: no | broke out of one
+    assert "1.0\\<img src=x onerror=alert(1)\\>\\|x" in text and "p\\|q" in text
+    assert "(seed ``s`x``)" in text and "\\[a\\](b)" in text
+
+
+@pytest.mark.parametrize("body", ["MIIB====", "MIIBAA=", "MI=IB", "MIIBA==="])
+def test_base64_that_is_not_whole_quads_or_pads_past_two_is_refused(small: Path, tmp_path: Path,
+                                                                    body: str) -> None:
+    """``MIIB====`` once read as three bytes of a certificate."""
+    lines = _pem(_valid(small, 1)[0]).decode().splitlines()
+    text = "\n".join([lines[0], body, lines[-1]]) + "\n"
+    path = tmp_path / "c.pem"
+    path.write_text(text)
+    run = _cli("verify", str(path))
+    assert run.returncode == 1 and "a PEM block is not valid base64" in run.stdout, run
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "c.pem").write_text(text)
+    said = _one_line(_cli("import", str(folder), "--out", str(tmp_path / "out")))
+    assert "not valid base64" in said

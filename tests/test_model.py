@@ -240,6 +240,13 @@ def test_layers() -> None:
             assert all(d.startswith("fixturegen.keys") for d in deps), (module, deps)
 
 
+def test_the_manifest_holds_a_chain_the_verifier_would_read() -> None:
+    from fixturegen.model import manifest
+    from fixturegen.verify import der
+
+    assert manifest.MAX_CHAIN_CERTIFICATES == der.MAX_CHAIN_CERTIFICATES
+
+
 def test_the_manifest_refuses_an_unknown_flag(corpus: Path, tmp_path: Path) -> None:
     from fixturegen.verify.manifest_check import ManifestError, check_manifest
 

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import jsonschema
@@ -83,9 +84,12 @@ def _results() -> ResultsFile:
                         "bad extension") for name, contexts in FAULTS_MADE.items()
                 for h, p in contexts]
     impl = Implementation(name="masky", package="p", version="1", verifier="v", command=[],
-                          seconds=0.0, counts={}, cases=answers)
+                          seconds=0.0, counts=dict(Counter(a.outcome for a in answers)),
+                          cases=answers)
     # An entry that answered no generated fault (only the twins) has no reachability.
-    twins_only = impl.model_copy(update={"name": "twinsonly", "cases": answers[:len(TWINS)]})
+    twins = answers[:len(TWINS)]
+    twins_only = impl.model_copy(update={"name": "twinsonly", "cases": twins,
+                                         "counts": dict(Counter(a.outcome for a in twins))})
     return ResultsFile(schema_version=2, generator="g", corpus="c", seed=None,
                        catalogue=catalogue, implementations=[impl, twins_only],
                        reachability=reachability(catalogue, [impl, twins_only]))

@@ -215,6 +215,22 @@ def test_the_page_marks_wrong_reason_cells_and_findings(picky: dict[str, Path]) 
     assert "<th>wrong reason</th>" in page and "WR wrong reason" in page
 
 
+def test_the_page_data_keeps_every_answer_and_what_was_said(picky: dict[str, Path]) -> None:
+    """What the site's case pages show for every case, divergent or not."""
+    cases = cases_of(picky["with"])
+    d = page_data(load_results(picky["with"] / "results.json"))
+    [entry] = d.entries
+    assert len(entry.verdicts) == len(entry.said) == len(d.cases)
+    for at, case in enumerate(d.cases):
+        sent = cases.get(case.id)
+        if sent is None:
+            assert (entry.verdicts[at], entry.said[at]) == ("-", -1)
+            continue
+        assert entry.verdicts[at] == {"reject": "R", "accept": "A"}[sent["verdict"]]
+        said = "lost in thought" if "extension-duplicate" in case.id else "bad self-signature"
+        assert d.texts[entry.said[at]] == said
+
+
 def test_findings_report_wrong_reason_without_an_export(picky: dict[str, Path],
                                                         tmp_path: Path, corpus: Path) -> None:
     # Under a shipped adapter's name, its false rejects get a go export; a wrong_reason class

@@ -56,6 +56,7 @@ from fixturegen.mutation.bugs import bugs_schema
 from fixturegen.mutation.model import mutation_schema
 from fixturegen.output.writer import DEFAULT_SEED
 from fixturegen.verify.codes import Check, ErrorCode, Flag, SenderFlag, check_table
+from tools import casepages
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -547,17 +548,20 @@ def cases_page(section: str) -> str:
              "either), the reference verifier's error code, the flags that explain an "
              "`acceptable` verdict, the importance of a false accept, and the rule with where "
              "it is written.", ""]
+    pages = casepages.page_names()
     for family, members in families.items():
         first = members[0]
+        shown = (f"Certificate{'s' if len(members) > 1 else ''} and the latest run's answers: "
+                 f"[{pages[family]}](../../results/cases/{pages[family]}.md).")
         if len(members) == 1:
             lines += [f"## `{first.id}` {{ #{first.id} }}", "", _cell(first.description), "",
                       f"Result: {first.result}. Rule: {first.rule or '-'} "
                       f"({_spec(first.rule)}). Importance: {first.importance or '-'}. "
                       f"Verifier: {_error(first)}."
-                      + (f" Flags: {_flags(first)}." if first.flags else ""), "",
+                      + (f" Flags: {_flags(first)}." if first.flags else ""), "", shown, "",
                       *_covered(family)]
             continue
-        lines += [f"## `{family}`", "", *_covered(family)]
+        lines += [f"## `{family}`", "", shown, "", *_covered(family)]
         shared = {(c.rule, c.importance, c.error) for c in members}
         results = {c.result for c in members}
         flagged = any(c.flags for c in members)
@@ -668,13 +672,14 @@ def cases_index() -> str:
 # -- results ---------------------------------------------------------------------------------
 
 def _case_href(d: PageData) -> Callable[[str], str | None]:
-    """Where a case of the results is described in the site (the catalogue pages)."""
+    """Where a case of the results is shown in the site: a catalogue case on its case page
+    (``tools/casepages.py``), the others where their kind is explained."""
     sections = {c.id: c.section for c in CATALOGUE}
     vectors = {c.id for c in d.cases if c.kind != "certificate" and not c.id.startswith("cv.")}
 
     def href(case_id: str) -> str | None:
-        if case_id in sections:
-            return f"../reference/cases/{sections[case_id]}.html#{case_id}"
+        if case_id in sections:  # its certificate and every answer (tools/casepages.py)
+            return casepages.href(case_id)
         if is_clock(case_id):  # made when an entry starts: its section
             return "../explain/harness.html#validity-near-the-verifiers-clock"
         if case_id.startswith(RULE_PREFIX):  # a rule of the handshake: its table
@@ -722,6 +727,8 @@ def results_pages(d: PageData) -> dict[str, str]:
               "outcome.",
               "- [Findings](findings.md): each implementation's divergences, by class, with "
               "what it said.",
+              "- [Case pages](cases/index.md): each case's certificate (PEM and decoded), its "
+              "expected result and every entry's answer.",
               "- [Handshakes and interop](handshakes.md): the three proofs corrupted one at a "
               "time, handshake verdicts that differ from the API's, the handshake profile, and "
               "certificates made by each implementation checked by every other.",
@@ -729,7 +736,9 @@ def results_pages(d: PageData) -> dict[str, str]:
               "hand).", "",
               "How to produce these pages from a run of your own: "
               "[Validate an implementation](../guides/validate.md#the-sites-results-pages).", ""]
-    matrix = [*wide,
+    # The matrix is one cell per case and entry: nothing to search for, and the theme's search
+    # indexer spends minutes on its tens of thousands of cells.
+    matrix = [*wide[:4], "search:", "  exclude: true", *wide[4:],
               "# Conformance matrix", "", intro + " Rows: cases by section (a divergence opens "
               "its section); columns: entries, grouped by implementation. A coloured cell "
               "with a divergence links to its finding; a case id links to the case's entry in "
@@ -819,7 +828,10 @@ def results() -> dict[str, str]:
     """The Results pages (``results/NAME.md``), rendered from ``docs/results/page.json`` when
     the site is built (the mkdocs hook): they are a view of that data, which is what the
     checkout keeps."""
-    return results_pages(load_page_data(RESULTS_DATA)) if RESULTS_DATA.exists() else {}
+    if not RESULTS_DATA.exists():
+        return {}
+    data = load_page_data(RESULTS_DATA)
+    return results_pages(data) | casepages.pages(data)
 
 
 #: The command of a run whose page data is kept, unless another is given.

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,8 +40,11 @@ def on_files(files: Files, config: Any) -> Files:
     _importable()
     from tools.docpages import results
 
-    for name, text in results().items():
-        files.append(File.generated(config, f"results/{name}", content=text))
+    for name, text in results().items():  # a case page is reached from the matrix, not the nav
+        hidden = name.startswith("cases/") and name != "cases/index.md"
+        files.append(File.generated(config, f"results/{name}", content=text,
+                                    inclusion=InclusionLevel.NOT_IN_NAV if hidden
+                                    else InclusionLevel.UNDEFINED))
     for schema in sorted((ROOT / "fixturegen" / "schemas").glob("*.schema.json")):
         files.append(File.generated(config, f"schemas/{schema.name}",
                                     abs_src_path=str(schema)))

@@ -77,7 +77,7 @@ class Version:
 
 
 def _key(text: str) -> tuple[object, ...]:
-    match = _NUMBERS.fullmatch(text.strip())
+    match = _NUMBERS.fullmatch(text.strip()) if text.isascii() else None  # '²' is a \d
     if match is None or len(text) > 128:
         raise VersionError(f"{text[:80]!r} is not a version (e.g. 0.7.0, v0.52.0, 3.1.10)")
     numbers = tuple(int(part) for part in match.group(1).split("."))
@@ -153,7 +153,7 @@ def parse_spec(text: str) -> Spec:
     comparisons: list[tuple[str, Version]] = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
-            continue
+            continue  # 'v0.45.0,' is one version; ',,,' names none (refused below)
         if item in ("all", "minors", "latest"):
             keywords.add(item)
         elif (match := _COMPARISON.fullmatch(item)) is not None:
@@ -161,6 +161,9 @@ def parse_spec(text: str) -> Spec:
         else:
             Version.parse(item)  # raises for what is not a version
             exact.append(item)
+    if not (keywords or exact or comparisons):
+        raise VersionError(f"--versions {text!r} names no version: give all, minors, latest, "
+                           "versions or comparisons")
     return Spec(text, frozenset(keywords), tuple(exact), tuple(comparisons))
 
 

@@ -1,4 +1,5 @@
-"""What a certificate costs to check: the largest host key a receiver could be sent.
+"""What a certificate costs to check: the largest host key a receiver could be sent, lengths
+that claim far more data than there is, and the deepest nesting the input bounds allow.
 
 peer-ids.md sets no RSA key size, and a receiver that verifies whatever arrives spends time in
 proportion to the square of the modulus: go-libp2p up to v0.27.7 did (CVE-2023-39533), and
@@ -13,6 +14,14 @@ No one can make an RSA key of this size from two primes in reasonable time, and 
 does not need two: the modulus is the product of 768 primes of 256 bits (multi-prime RSA, RFC
 8017 3.1), derived from the seed, and the signature is made through the Chinese remainder
 theorem. To a verifier the public key is an ordinary (n, e = 65537).
+
+A parser that trusts a length before it has the bytes (to allocate, or to skip ahead) is sent a
+length of 4 GiB - 1 in the certificate's outer SEQUENCE and in the libp2p extension's
+SignedKey, each followed by the real content: both are malformed, and a receiver must say so at
+once. A parser that opens every element it meets, recursively, is sent an unknown non-critical
+extension holding 3,000 nested SEQUENCEs (12 KB): its value is opaque to a libp2p verifier,
+which must ignore it, so the certificate is valid. (It stays small enough for a QUIC handshake:
+quic-go holds the handshake's crypto stream to 16 KiB and refuses a larger certificate.)
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from fixturegen.cases.context import BuildContext, Built, PresentedHost
 from fixturegen.cases.model import case
 from fixturegen.cases.mutate import with_libp2p_value
 from fixturegen.certs import der
-from fixturegen.certs.extension import handshake_message, signed_key
+from fixturegen.certs.extension import extension, handshake_message, signed_key
 from fixturegen.identity.protobuf import encode_public_key
 from fixturegen.verify.codes import ErrorCode, Flag
 
@@ -130,3 +139,68 @@ def rsa_host_key_24kib(ctx: BuildContext) -> Built:
     protobuf = encode_public_key(0, rsa_spki(n, E))
     return ctx.built(with_libp2p_value(d, signed_key(protobuf, signature)),
                      host=PresentedHost("RSA", f"rsa-{n.bit_length()}-multi-prime", protobuf))
+
+
+#: The largest length four octets can state: 4 GiB - 1.
+CLAIMED = 0xFFFFFFFF
+MALFORMED_RULE = ("X.690 8.1.3: a length states the number of content octets that follow; "
+                  "a receiver must not trust it before the octets are there")
+
+
+def _claiming(content: bytes) -> bytes:
+    """A SEQUENCE whose four-octet length claims CLAIMED octets, then ``content``."""
+    return b"\x30\x84" + CLAIMED.to_bytes(4, "big") + content
+
+
+@case("invalid.cost.certificate-length-claims-4-gib", "invalid", ErrorCode.MALFORMED_CERTIFICATE,
+      importance="medium", rule=MALFORMED_RULE)
+def certificate_length_claims_4_gib(ctx: BuildContext) -> Built:
+    """The certificate's outer SEQUENCE claims 4 GiB - 1 content octets (a four-octet
+    length); the octets of a valid certificate follow. A parser that allocates or reads ahead
+    by the stated length before it checks it against what arrived spends memory or time; one
+    that checks first refuses at once."""
+    d = ctx.draft()
+    _, start, _ = der.split_tlv(signed := d.sign())
+    return ctx.built(d, files=(_claiming(signed[start:]),))
+
+
+@case("invalid.cost.signed-key-length-claims-4-gib", "invalid", ErrorCode.EXTENSION_MALFORMED,
+      importance="medium", rule=MALFORMED_RULE)
+def signed_key_length_claims_4_gib(ctx: BuildContext) -> Built:
+    """The libp2p extension's SignedKey SEQUENCE claims 4 GiB - 1 content octets (a four-octet
+    length); its valid public key and signature follow. The certificate is re-signed, so only
+    the extension is malformed."""
+    d = ctx.draft()
+    value = d.tbs.extensions[0]
+    ext = der.children(value)[-1]  # extnValue OCTET STRING: the SignedKey's DER
+    _, start, _ = der.split_tlv(ext)
+    inner = ext[start:]
+    _, body, _ = der.split_tlv(inner)
+    return ctx.built(with_libp2p_value(d, _claiming(inner[body:])))
+
+
+#: How deep the unknown extension nests: 3,000 SEQUENCEs of four-octet headers at most, about
+#: 12 KB, so the certificate stays under the 16 KiB quic-go allows a QUIC handshake's crypto
+#: stream (a 48 KB certificate is refused there with CRYPTO_BUFFER_EXCEEDED).
+NESTING = 3_000
+NESTED_OID = "1.3.6.1.4.1.53594.99.3"
+
+
+def nested_sequences(depth: int) -> bytes:
+    """``depth`` SEQUENCEs, each the only element of the one around it."""
+    value = b""
+    for _ in range(depth):
+        value = der.tlv(0x30, value)
+    return value
+
+
+@case("valid.cost.nesting-in-an-unknown-extension", "valid", importance="medium",
+      rule="tls.md: unknown non-critical extensions MUST be ignored (RFC 5280 4.2: a "
+           "non-critical extension that is not recognised may be ignored)")
+def nesting_in_an_unknown_extension(ctx: BuildContext) -> Built:
+    """A non-critical extension of an unknown private OID whose value is 3,000 nested
+    SEQUENCEs (about 12 KB of DER); the libp2p extension is first and valid. A verifier that
+    ignores what it does not know accepts at once; one that parses every element recursively
+    pays for the depth, or exhausts its stack."""
+    nested = extension(NESTED_OID, nested_sequences(NESTING))
+    return ctx.built(ctx.draft(extra_extensions=(nested,)))

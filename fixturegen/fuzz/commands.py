@@ -108,13 +108,14 @@ def fuzz(
                f"{len(r.reference_findings)} reference findings; report in {out}/summary.md")
     # An adapter that never gave a verdict (garbage, or only protocol errors) was not compared:
     # "0 disagreements" would pass it as a perfect one.
+    # An adapter that died or hung on every mutant (/bin/false) was not compared either.
     silent = [name for name, a in r.answers.items() if r.mutants and a["verdicts"] == 0
-              and a["errors"] > 0]
+              and a["errors"] + a["crashes"] + a["hangs"] > 0]
     if silent:
         a = r.answers[silent[0]]
         fail(f"{silent[0]} gave no verdict on any of {r.mutants} mutants ({a['errors']} protocol "
-             f"errors, {a['skips']} skips): it was not compared (the report in {out} says so)",
-             EXIT_ADAPTER)
+             f"errors, {a['crashes']} crashes, {a['hangs']} hangs, {a['skips']} skips): it was "
+             f"not compared (the report in {out} says so)", EXIT_ADAPTER)
 
 
 def _targets(names: list[str], adapters: Path | None) -> list[Target]:

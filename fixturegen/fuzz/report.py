@@ -63,7 +63,8 @@ class ClusterInfo(FrozenModel):
 
 
 class FuzzReport(FrozenModel):
-    schema_version: int
+    schema_version: int = Field(ge=1, le=FUZZ_SCHEMA_VERSION, description="The format's version: "
+                                "a newer one is refused, not misread")
     generator: Generator
     seed: str
     mutants: int = Field(description="How many mutants were tried")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -65,12 +65,13 @@ class VersionedClass(_Model):
     fixed_in: str | None = Field(
         description="The first built version after the newest one that shows it (null: the "
         "newest built version shows it)")
-    ranges: list[list[str]] = Field(
+    ranges: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = Field(
         description="Runs of consecutive built versions that show it: [first, last]")
 
 
 class MatrixFile(_Model):
-    schema_version: int
+    schema_version: int = Field(ge=1, le=SCHEMA_VERSION, description="The format's version: "
+                                "a newer one is refused, not misread")
     generator: str
     implementation: str
     package: str

@@ -46,6 +46,9 @@ LETTERS: dict[str, str] = {"agree": "a", "acceptable": "o", "false_accept": "A",
                            "false_reject": "R", "wrong_reason": "w", "skip": "s", "hang": "h",
                            "crash": "c", "error": "e"}
 OUTCOME_OF = {letter: outcome for outcome, letter in LETTERS.items()}
+#: One letter per answer in :attr:`Entry.verdicts`; ``-``: not sent, or no answer (a hang, a
+#: crash).
+VERDICT_LETTERS: dict[str, str] = {"accept": "A", "reject": "R", "skip": "s"}
 assert set(LETTERS) == set(OUTCOMES)
 #: The letters of the divergences: a matrix cell with one links to its finding.
 DIVERGING = "".join(LETTERS[o] for o in OUTCOMES if o in DIVERGENCES)
@@ -105,6 +108,12 @@ class Entry(_Model):
     new: int
     #: One letter of :data:`LETTERS` per case, in the order of :attr:`PageData.cases`.
     outcomes: str
+    #: What it answered, one letter of :data:`VERDICT_LETTERS` per case (same order; empty in
+    #: data written before the case pages).
+    verdicts: str = ""
+    #: What it said when it refused, per case (same order): an index into
+    #: :attr:`PageData.texts`, or -1 for nothing said or not sent.
+    said: list[int] = []
 
 
 class Said(_Model):
@@ -244,18 +253,25 @@ def page_data(results: ResultsFile, produced: str | None = None) -> PageData:
                           path=e.path if shown else None))
     order = {c.id: i for i, c in enumerate(cases)}
     entries: list[Entry] = []
+    texts: dict[str, int] = {}
     for impl, row in zip(results.implementations, summary_rows(results), strict=True):
         letters = ["-"] * len(cases)
+        verdicts = ["-"] * len(cases)
+        said = [-1] * len(cases)
         for c in impl.cases:
             if c.id in order:
-                letters[order[c.id]] = LETTERS[c.outcome]
+                at = order[c.id]
+                letters[at] = LETTERS[c.outcome]
+                verdicts[at] = VERDICT_LETTERS.get(c.verdict or "", "-")
+                if c.verdict != "accept" and c.error:
+                    said[at] = texts.setdefault(shorten(c.error), len(texts))
         entries.append(Entry(label=impl.label, name=impl.name, version=impl.version,
                              package=impl.package, verifier=impl.verifier, mode=impl.mode,
                              seconds=impl.seconds, cases=len(impl.cases),
                              counts=dict(impl.counts),
-                             new=int(str(row["new"])), outcomes="".join(letters)))
+                             new=int(str(row["new"])), outcomes="".join(letters),
+                             verdicts="".join(verdicts), said=said))
     findings: list[Findings] = []
-    texts: dict[str, int] = {}
     for name in dict.fromkeys(impl.name for impl in results.implementations):
         found = classes(results, name)
         version = next(i.version for i in results.implementations if i.name == name)

@@ -4,12 +4,13 @@ which also writes the set (:func:`fixturegen.harness.pagedata.write_reports`).""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 from typing import Literal
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import quoteattr as _quoteattr
 
 from fixturegen.certs.schemes import SCHEMES
 from fixturegen.harness.compare import DIVERGENCES, OUTCOMES
@@ -318,8 +319,9 @@ def handshake_profile(results: ResultsFile) -> list[tuple[str, str, int, float, 
 
 
 #: A check is *costly* when its CPU time is this many times the median of the same entry's
-#: valid certificates and at least COST_FLOOR, or at least COST_BOUND whatever the median. CPU
-#: time, not wall time: another process on the machine does not make a check costly.
+#: valid certificates of its host key type (of all its valid certificates, for a case of no
+#: such type) and at least COST_FLOOR, or at least COST_BOUND whatever the median. CPU time,
+#: not wall time: another process on the machine does not make a check costly.
 COST_RATIO = 50.0
 COST_FLOOR = 0.05
 COST_BOUND = 1.0
@@ -329,19 +331,23 @@ COST_SHOWN = 3
 
 @dataclass(frozen=True)
 class Cost:
-    """What one API entry's checks cost in CPU: the median over its valid certificates, its
-    most expensive checks (case, seconds), and those that are costly."""
+    """What one API entry's checks cost in CPU: the median over its valid certificates, and
+    over those of each host key type, its most expensive checks (case, seconds), and those
+    that are costly."""
 
     label: str
     measured: int
     median_valid: float
+    by_type: tuple[tuple[str, float], ...]
     top: tuple[tuple[str, float], ...]
     costly: tuple[tuple[str, float], ...]
 
 
 def check_costs(results: ResultsFile) -> list[Cost]:
-    """Per API entry whose adapter reports CPU time: the cost of its checks."""
+    """Per API entry whose adapter reports CPU time: the cost of its checks, each compared with
+    the valid certificates of its host key type."""
     valid = {c.id for c in results.catalogue if c.kind == "certificate" and c.expected == "valid"}
+    types = {c.id: c.host_key_type for c in results.catalogue if c.host_key_type}
     out: list[Cost] = []
     for impl in results.implementations:
         timed = [(c.id, c.cpu_seconds) for c in impl.cases
@@ -350,10 +356,16 @@ def check_costs(results: ResultsFile) -> list[Cost]:
             continue
         base = [t for case, t in timed if case in valid]
         mid = median(base) if base else median(t for _, t in timed)
+        per_type: dict[str, list[float]] = {}
+        for case, t in timed:
+            if case in valid and case in types:
+                per_type.setdefault(types[case], []).append(t)
+        by_type = {kind: median(ts) for kind, ts in sorted(per_type.items())}
         ranked = sorted(timed, key=lambda ct: (-ct[1], ct[0]))
-        costly = tuple((case, t) for case, t in ranked
-                       if t >= COST_BOUND or (t >= COST_FLOOR and t >= COST_RATIO * mid))
-        out.append(Cost(impl.label, len(timed), mid, tuple(ranked[:COST_SHOWN]), costly))
+        costly = tuple((case, t) for case, t in ranked if t >= COST_BOUND or (
+            t >= COST_FLOOR and t >= COST_RATIO * by_type.get(types.get(case, ""), mid)))
+        out.append(Cost(impl.label, len(timed), mid, tuple(by_type.items()),
+                        tuple(ranked[:COST_SHOWN]), costly))
     return out
 
 
@@ -363,15 +375,18 @@ def _cost_markdown(results: ResultsFile) -> list[str]:
         return []
     lines = ["", "## What a check costs", "",
              f"CPU time of each API check, as the adapter measured it. *Costly*: at least "
-             f"{COST_RATIO:g} times the median of the entry's valid certificates and "
-             f"{COST_FLOOR * 1000:g} ms, or {COST_BOUND:g} s whatever the median.", "",
-             "| entry | checks timed | median, valid (ms) | most expensive (ms) | costly |",
-             "|---|---|---|---|---|"]
+             f"{COST_RATIO:g} times the median of the entry's valid certificates of the same "
+             f"host key type and {COST_FLOOR * 1000:g} ms, or {COST_BOUND:g} s whatever the "
+             "median.", "",
+             "| entry | checks timed | median, valid (ms) | by host key type (ms) "
+             "| most expensive (ms) | costly |",
+             "|---|---|---|---|---|---|"]
     for c in costs:
+        kinds = "; ".join(f"{md(kind)} {t * 1000:.2f}" for kind, t in c.by_type) or "-"
         top = "; ".join(f"{code(case)} {t * 1000:.1f}" for case, t in c.top)
         costly = "; ".join(f"{code(case)} {t * 1000:.1f}" for case, t in c.costly) or "none"
-        lines.append(f"| {md(c.label)} | {c.measured} | {c.median_valid * 1000:.2f} | {top} "
-                     f"| {costly} |")
+        lines.append(f"| {md(c.label)} | {c.measured} | {c.median_valid * 1000:.2f} | {kinds} "
+                     f"| {top} | {costly} |")
     return lines
 
 
@@ -460,6 +475,20 @@ def markdown(results: ResultsFile) -> str:
     lines += _handshake_markdown(results)
     lines += _interop_markdown(results)
     return "\n".join(lines) + "\n"
+
+
+def quoteattr(text: str) -> str:
+    """An XML attribute value: quoted, escaped, and with every character XML 1.0 cannot hold
+    (control characters but tab, newline and CR; surrogates; U+FFFE and U+FFFF) written as
+    ``\\xNN`` or ``\\uNNNN``, so the file stays well-formed whatever an adapter said."""
+    def shown(m: re.Match[str]) -> str:
+        n = ord(m.group())
+        return f"\\x{n:02x}" if n < 256 else f"\\u{n:04x}"
+
+    return _quoteattr(_XML_UNSAFE.sub(shown, text))
+
+
+_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def junit(results: ResultsFile) -> str:

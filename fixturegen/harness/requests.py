@@ -40,6 +40,9 @@ class HarnessCase:
     #: The manifest's family of the fixture (its id template and this case's parameters), for
     #: a case of a family with parameters: what the reachability report reads.
     family: Family | None = None
+    #: The host key type the certificate's extension names (the manifest's ``host_key.type``),
+    #: for a certificate case: what the cost of its check is compared within.
+    host_key_type: str | None = None
 
     @property
     def id(self) -> str:
@@ -110,7 +113,8 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
             cases.append(HarnessCase(request, Expectation(exp["result"], exp.get("peer_id"),
                                                           exp.get("error")),
                                      fx["rule"], fx["description"], fx.get("importance"),
-                                     fx["path"], _family(fx.get("family"))))
+                                     fx["path"], _family(fx.get("family")),
+                                     (fx.get("host_key") or {}).get("type")))
     except (KeyError, TypeError) as exc:
         raise CorpusError(f"{corpus / 'manifest.json'} is not a fixturegen manifest: {exc}"
                           ) from exc

@@ -9,6 +9,7 @@ file alone.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.harness.compare import DIVERGENCES, Outcome
 from fixturegen.keys.kinds import HostKeyName
-from fixturegen.model.manifest import Family, json_schema
+from fixturegen.model.manifest import CASE_ID_PATTERN, NAME_PATTERN, Family, json_schema
 from fixturegen.verify.codes import SenderFlag
 from fixturegen.verify.inputs import InputError, printable, read_bounded
 from fixturegen.verify.jsonfile import load_json
@@ -66,13 +67,28 @@ class PeerSide(_Model):
         "implementation presented (null: it presented none, or the handshake ended first)")
 
 
+#: What an implementation said is kept up to this many characters (``said`` cuts it): a
+#: results file stays readable however much an adapter wrote.
+MAX_ERROR_CHARS = 16 * 1024
+
+
+def said(text: str | None) -> str | None:
+    """An implementation's text as a results file keeps it: at most MAX_ERROR_CHARS
+    characters, saying how much was cut."""
+    if text is None or len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS - 64]}… ({len(text) - MAX_ERROR_CHARS + 64} characters cut)"
+
+
 class CaseResult(_Model):
-    id: str = Field(description="The manifest's fixture id, or the transcript vector's id")
+    id: str = Field(pattern=CASE_ID_PATTERN,
+                    description="The manifest's fixture id, or the transcript vector's id")
     verdict: Literal["accept", "reject", "skip"] | None = Field(
         description="The implementation's verdict; null when the adapter hung, crashed or "
         "answered garbage")
     peer_id: str | None
-    error: str | None = Field(description="The implementation's own error text (or, for "
+    error: str | None = Field(max_length=MAX_ERROR_CHARS, description="The implementation's "
+                              "own error text, at most 16384 characters (or, for "
                               "hang/crash/error, what the driver saw)")
     reason: list[str] | None = Field(
         default=None, description="The implementation's mapped reason: the reference error "
@@ -99,7 +115,7 @@ class CaseResult(_Model):
 
 
 class Implementation(_Model):
-    name: str
+    name: str = Field(pattern=NAME_PATTERN)
     mode: Mode = Field(default="api", description="api: the library's certificate check on "
                        "DER bytes; handshake: a real handshake with the fixture peer")
     transport: Literal["tcp", "quic"] | None = Field(default=None,
@@ -123,7 +139,7 @@ class Implementation(_Model):
 
 
 class CatalogueEntry(_Model):
-    id: str
+    id: str = Field(pattern=CASE_ID_PATTERN)
     kind: Literal["certificate", "certificate_verify", "proof_set", "rule"]
     expected: Literal["valid", "invalid", "acceptable"]
     expected_error: str | None
@@ -136,6 +152,10 @@ class CatalogueEntry(_Model):
         default=None, description="The manifest's family of the fixture: its id template and "
         "this case's parameters (for the fault model: host, scheme, placement); null for a "
         "case of no such family")
+    host_key_type: str | None = Field(
+        default=None, max_length=32, description="The host key type the certificate's "
+        "extension names (the manifest's host_key.type); null for a case without one. The "
+        "cost of a check is compared with the median of the valid certificates of its type")
 
 
 class PeerVerdict(_Model):
@@ -226,7 +246,8 @@ class EntryReach(_Model):
 
 
 class ResultsFile(_Model):
-    schema_version: int
+    schema_version: int = Field(ge=1, le=SCHEMA_VERSION, description="The format's version: "
+                                "a newer one is refused, not misread")
     generator: str
     corpus: str = Field(description="The corpus folder the run read")
     seed: str | None
@@ -271,11 +292,22 @@ def load_results(path: Path) -> ResultsFile:
             raise ResultsError(printable(f"{name} is not a results file: implementation "
                                          f"{impl.label!r} twice"))
         names.add(impl.label)
+        seen: set[str] = set()
         for case in impl.cases:
             if case.id not in described:
                 raise ResultsError(printable(
                     f"{name} is not a results file: {impl.name} reports case {case.id!r}, "
                     "which is not in its catalogue"))
+            if case.id in seen:
+                raise ResultsError(printable(
+                    f"{name} is not a results file: {impl.label} reports case {case.id!r} "
+                    "twice"))
+            seen.add(case.id)
+        counted: Counter[str] = Counter(case.outcome for case in impl.cases)
+        if any(impl.counts.get(o, 0) != counted.get(o, 0) for o in (*counted, *impl.counts)):
+            raise ResultsError(printable(
+                f"{name} is not a results file: {impl.label}'s counts are not those of its "
+                "cases"))
     return results
 
 
@@ -317,7 +349,9 @@ def load_known(path: Path) -> Known:
         raise ResultsError(f"{printable(str(path))} is not a known list: not UTF-8 text "
                            f"(byte {exc.start})") from None
     known: set[tuple[str, str]] = set()
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at a line feed only: splitlines() would also break at U+2028 or \x1c, and
+    # name the wrong line in an error.
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue

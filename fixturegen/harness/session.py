@@ -36,6 +36,7 @@ from fixturegen.harness.results import (
     PeerSide,
     Presented,
     ResultsFile,
+    said,
 )
 from fixturegen.harness.rules import PREFIX as RULE_PREFIX
 from fixturegen.harness.rules import Direction, Transport
@@ -184,7 +185,8 @@ def catalogue(cases: Sequence[HarnessCase]) -> list[CatalogueEntry]:
                            expected_error=c.expected.error, expected_peer_id=c.expected.peer_id,
                            rule=c.rule, description=c.description,
                            importance=c.importance,  # type: ignore[arg-type]
-                           path=c.path, family=c.family) for c in cases]
+                           path=c.path, family=c.family, host_key_type=c.host_key_type)
+            for c in cases]
 
 
 def _kind(case: HarnessCase) -> Literal["certificate", "certificate_verify", "proof_set", "rule"]:
@@ -208,7 +210,7 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
         reason = reason_of(target.reasons, answer.verdict, answer.error)
         result = outcome(case.expected, answer.verdict, answer.peer_id, answer.failure, reason)
         results.append(CaseResult(id=case.id, verdict=answer.verdict,  # type: ignore[arg-type]
-                                  peer_id=answer.peer_id, error=answer.error, reason=reason,
+                                  peer_id=answer.peer_id, error=said(answer.error), reason=reason,
                                   outcome=result,
                                   known=(target.name, case.id) in known,
                                   seconds=round(answer.seconds, 6),
@@ -279,7 +281,7 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
                             presented=judge(answer.peer.peer_certificates))
         cpu = answer.reply.cpu_seconds if answer.reply is not None else None
         results.append(CaseResult(id=hc.id, verdict=answer.verdict,  # type: ignore[arg-type]
-                                  peer_id=answer.peer_id, error=answer.error, reason=reason,
+                                  peer_id=answer.peer_id, error=said(answer.error), reason=reason,
                                   outcome=result, known=(label, hc.id) in known,
                                   seconds=round(answer.seconds, 6),
                                   cpu_seconds=None if cpu is None else round(cpu, 6),

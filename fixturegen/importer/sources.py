@@ -28,9 +28,6 @@ Everything read is bounded: file sizes (:data:`MAX_FILE_BYTES`), the number of c
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -46,10 +43,12 @@ from fixturegen.verify.inputs import (
     InputError,
     encoding_of,
     is_unicode,
+    pem_base64,
     pem_blocks,
     printable,
     read_bounded,
 )
+from fixturegen.verify.jsonfile import strict_loads
 
 #: The largest file read (a PEM chain of the longest allowed length fits).
 MAX_FILE_BYTES = 4 * MAX_CHAIN_CERTIFICATES * MAX_CERTIFICATE_BYTES
@@ -104,8 +103,8 @@ def _read(path: Path, limit: int) -> bytes:
 
 def _decode_b64(body: bytes, where: str) -> bytes:
     try:
-        return base64.b64decode(b"".join(body.split()), validate=True)
-    except (binascii.Error, ValueError):
+        return pem_base64(body)
+    except ValueError:
         raise ImportProblem(f"{where}: a PEM block is not valid base64") from None
 
 
@@ -150,6 +149,8 @@ def _key_file(path: Path) -> Path | None:
     if path.suffix.lower() != ".pem":
         names.append(f"{stem}.pem")
     for name in names:
+        if len(os.fsencode(name)) > 255:  # no file can have that name (ENAMETOOLONG)
+            continue
         candidate = path.with_name(name)
         if candidate.is_file() and not candidate.is_symlink():
             return candidate
@@ -176,12 +177,12 @@ def _key_from(path: Path) -> tuple[str, str] | None:
 def _sidecar(path: Path) -> Sidecar:
     stem = path.name[: -len(path.suffix)] if path.suffix else path.name
     side = path.with_name(f"{stem}.json")
-    if not side.exists():
+    if len(os.fsencode(side.name)) > 255 or not side.exists():  # too long a name: none
         return Sidecar()
     where = _name(side)
     data = _read(side, MAX_SIDECAR_BYTES)
     try:
-        return Sidecar.model_validate(json.loads(data))
+        return Sidecar.model_validate(strict_loads(data))
     except RecursionError:
         raise ImportProblem(f"{where}: JSON nested too deep") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -224,6 +225,10 @@ def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder, followlinks=False):
         here = Path(root)
         if len(here.parts) - base >= MAX_DEPTH:
+            if dirs:  # what lies deeper is not imported: say so, never drop it in silence
+                raise ImportProblem(f"{_name(here / dirs[0])}: folders nested deeper than "
+                                    f"{MAX_DEPTH} below {_name(folder)} (limit {MAX_DEPTH}): "
+                                    "import that folder by its own name")
             dirs.clear()
         dirs.sort()
         for name in sorted(files):

@@ -21,6 +21,16 @@ from fixturegen.verify.codes import ErrorCode, Flag
 
 SCHEMA_VERSION = 1
 
+#: A case id (a fixture's, a vector's, a result's): it names files and is a column of the
+#: known-divergences list, so no space, no line break, no markup.
+CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,299}$"
+#: The most certificates a fixture's chain may list: the verifier's own limit
+#: (``fixturegen.verify.der.MAX_CHAIN_CERTIFICATES``; the model layer does not import the
+#: verifier's reader, and tests/test_model.py checks the two agree).
+MAX_CHAIN_CERTIFICATES = 16
+#: An implementation's name in a report: the same alphabet, at most 64 characters.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
 
 class FrozenModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -93,10 +103,10 @@ class Family(FrozenModel):
 
 
 class Fixture(FrozenModel):
-    id: str
+    id: str = Field(pattern=CASE_ID_PATTERN)
     path: str = Field(description="The leaf certificate file (DER), relative to the manifest")
     chain: list[str] = Field(
-        min_length=1,
+        min_length=1, max_length=MAX_CHAIN_CERTIFICATES,
         description="The presented certificates, leaf first, relative to the manifest"
     )
     sha256: str
@@ -131,7 +141,8 @@ class Fixture(FrozenModel):
 
 
 class Manifest(FrozenModel):
-    schema_version: int
+    schema_version: int = Field(ge=1, le=SCHEMA_VERSION, description="The format's version: "
+                                "a newer one is refused, not misread")
     generator: Generator
     seed: str | None = Field(description="The seed; null when --random was used")
     reproducible: bool

@@ -48,7 +48,9 @@ class ProofSet(FrozenModel):
 
 
 class TranscriptsFile(FrozenModel):
-    schema_version: int
+    schema_version: int = Field(ge=1, le=TRANSCRIPTS_SCHEMA_VERSION,
+                                description="The format's version: a newer one is refused, "
+                                "not misread")
     generator: Generator
     seed: str | None
     reproducible: bool

@@ -149,7 +149,8 @@ class Counts(FrozenModel):
 
 
 class MutationFile(FrozenModel):
-    schema_version: int
+    schema_version: int = Field(ge=1, le=SCHEMA_VERSION, description="The format's version: "
+                                "a newer one is refused, not misread")
     generator: str
     implementation: str
     version: str = Field(description="The version mutated, or VERSION+src.HASH for a source tree")

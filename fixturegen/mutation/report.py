@@ -73,7 +73,7 @@ def markdown(f: MutationFile) -> str:
              ""]
     if f.seconds_per_mutant:
         lines += ["Median seconds per mutant: " + ", ".join(
-            f"{k} {v:.1f}" for k, v in f.seconds_per_mutant.items()) + ".", ""]
+            f"{md(k)} {v:.1f}" for k, v in f.seconds_per_mutant.items()) + ".", ""]
     if bugs:
         lines += bug_table(f)
     lines += single_kills(f)

@@ -20,6 +20,7 @@ from pathlib import Path
 from fixturegen import __version__
 from fixturegen.output.render import environment
 from fixturegen.owned import NotOwned, write_file
+from fixturegen.verify.der import MAX_CERTIFICATE_BYTES
 from fixturegen.verify.inputs import InputError, printable, read_confined
 from fixturegen.verify.manifest_check import ManifestError, load_manifest
 
@@ -110,6 +111,10 @@ def identifiers(ids: Sequence[str], keywords: frozenset[str] = RUST_KEYWORDS) ->
     return names
 
 
+#: What an export may hold of certificates, in hex: 64 MiB of DER (the shipped corpus: 1 MiB).
+MAX_EXPORT_HEX = 2 * 64 * 2**20
+
+
 def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
            ) -> tuple[str, int]:
     """The source text and how many fixtures it holds (``only``: globs, any of which a
@@ -122,15 +127,22 @@ def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
     except ManifestError as exc:
         raise ExportError(str(exc)) from None
     chosen = []
+    read: dict[str, bytes] = {}
+    total = 0
     fixtures = manifest["fixtures"]
     assert isinstance(fixtures, list)  # the schema says so
     for f in fixtures:
         if globs and not any(fnmatch.fnmatchcase(f["id"], g) for g in globs):
             continue
-        try:
-            chain = [read_confined(corpus, p).hex() for p in f["chain"]]
+        try:  # each a DER certificate (at most 64 KiB), each file read once
+            chain = [read[p].hex() if p in read else read.setdefault(
+                p, read_confined(corpus, p, MAX_CERTIFICATE_BYTES)).hex() for p in f["chain"]]
         except InputError as exc:
             raise ExportError(f"{corpus / 'manifest.json'}: {exc}") from None
+        total += sum(len(c) for c in chain)
+        if total > MAX_EXPORT_HEX:
+            raise ExportError(f"{corpus / 'manifest.json'}: the certificates exported would "
+                              f"be more than {MAX_EXPORT_HEX // 2 // 2**20} MiB")
         chosen.append({"id": f["id"], "rule": f["rule"], "description": f["description"],
                        "result": f["expected"]["result"], "peer_id": f["expected"]["peer_id"],
                        "expect_peer_id": f["expect_peer_id"], "chain": chain})
@@ -139,7 +151,8 @@ def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
         raise ExportError(f"{shown!r} matches no fixture of {corpus}")
     for f, name in zip(chosen, identifiers([f["id"] for f in chosen]), strict=True):
         f["name"] = name
-    options = comment("".join(f" --only {shlex.quote(g)}" for g in globs), 400)
+    options = comment(" ".join(f"--only {shlex.quote(g)}" for g in globs), 400)
+    options = f" {options}" if options else ""
     seed = manifest.get("seed")
     template = environment().get_template(LANGUAGES[lang][0])
     text = template.render(fixtures=chosen, version=__version__, only_option=options,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from fixturegen.markdown import code, md
 from fixturegen.model.manifest import Fixture, Manifest
 
 #: Package data (``fixturegen/data/templates``; in a checkout a link to ``templates/``).
@@ -15,7 +16,9 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "templates"
 
 
 def environment() -> Environment:
-    return Environment(
+    """The Markdown templates' environment: input text goes through its ``code`` and ``md``
+    filters (``fixturegen.markdown``), never raw."""
+    env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -23,6 +26,9 @@ def environment() -> Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["code"] = code
+    env.filters["md"] = md
+    return env
 
 
 @dataclass(frozen=True)

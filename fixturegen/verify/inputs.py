@@ -8,7 +8,6 @@ PEM is scanned in one linear pass.
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 import re
 import stat
@@ -138,6 +137,19 @@ def read_confined(root: Path, rel: object, limit: int = MAX_INPUT_BYTES) -> byte
     return read_bounded(confined(root, rel), limit)
 
 
+_BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
+
+
+def pem_base64(body: bytes) -> bytes:
+    """A PEM block's body (RFC 7468: base64 lines): white space dropped, then strict base64
+    (whole quads, at most two '=' and only at the end: ``MIIB====`` is refused). Raises
+    ValueError."""
+    text = b"".join(body.split())
+    if len(text) % 4 or not _BASE64.fullmatch(text):
+        raise ValueError("not base64")
+    return base64.b64decode(text, validate=True)
+
+
 def pem_blocks(data: bytes) -> list[tuple[bytes, bytes]]:
     """(label, body) of every PEM block, in one forward pass (linear in the input)."""
     blocks: list[tuple[bytes, bytes]] = []
@@ -201,8 +213,8 @@ def read_certificates(path: Path, root: Path | None = None) -> list[bytes]:
             if label != b"CERTIFICATE":
                 continue
             try:
-                certificates.append(base64.b64decode(b"".join(body.split()), validate=True))
-            except (binascii.Error, ValueError):
+                certificates.append(pem_base64(body))
+            except ValueError:
                 raise InputError(f"{name}: a PEM block is not valid base64") from None
         if not certificates:
             raise InputError(f"{name}: no CERTIFICATE block in the PEM file")

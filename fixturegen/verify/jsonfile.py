@@ -49,6 +49,16 @@ def _constant(text: str) -> float:
     raise _Bad(f"{text} is not JSON")
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: a key twice is ambiguous (parsers differ
+    on which copy wins), so it is refused."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        twice = next(k for n, (k, _) in enumerate(pairs) if k in dict(pairs[:n]))
+        raise _Bad(f"the key {twice!r} twice in one object")
+    return out
+
+
 def _shape_problem(data: Any) -> str | None:
     """Nesting deeper than MAX_DEPTH, or a string (or key) that is not Unicode: where, what."""
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(data, 1, ())]
@@ -80,6 +90,13 @@ def _where(path: Any) -> str:
     return out or "(top level)"
 
 
+def strict_loads(text: str | bytes) -> Any:
+    """JSON as every file fixturegen reads back is parsed: integers and numbers bounded, no
+    NaN or Infinity, no key twice in an object. Raises ValueError (one line)."""
+    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
+                      object_pairs_hook=unique_keys)
+
+
 def load_json(path: Path, schema: str, what: str, limit: int = MAX_JSON_BYTES) -> Any:
     """The parsed content of ``path``, valid against the shipped schema ``schema``."""
     name = printable(str(path))
@@ -89,7 +106,8 @@ def load_json(path: Path, schema: str, what: str, limit: int = MAX_JSON_BYTES) -
     except UnicodeDecodeError as exc:
         raise InputError(f"{name} is not a {what}: not UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
+                          object_pairs_hook=unique_keys)
     except _Bad as exc:
         raise InputError(f"{name} is not a {what}: {exc}") from None
     except RecursionError:

@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 
 from fixturegen.verify.codes import ErrorCode
-from fixturegen.verify.inputs import InputError, read_confined
+from fixturegen.verify.der import MAX_CERTIFICATE_BYTES
+from fixturegen.verify.inputs import InputError, confined, read_confined
 from fixturegen.verify.jsonfile import load_json
 from fixturegen.verify.manifest_check import Disagreement, ManifestError
 from fixturegen.verify.verifier import Verdict, Verifier
@@ -136,11 +137,13 @@ def check_transcripts(path: Path, checker: TranscriptChecker | None = None
     problems: list[Disagreement] = []
     for v in vectors:
         try:
-            rel = v["certificate_path"]
-            if rel not in files:
-                files[rel] = read_confined(path.parent, rel)
+            # One read per file, however its path is spelled; a vector's certificate is DER.
+            where = str(confined(path.parent, v["certificate_path"]))
+            if where not in files:
+                files[where] = read_confined(path.parent, v["certificate_path"],
+                                             MAX_CERTIFICATE_BYTES)
             verdict = checker.verify(
-                files[rel], v["context"], v["signature_scheme"], int(v["code_point"]),
+                files[where], v["context"], v["signature_scheme"], int(v["code_point"]),
                 bytes.fromhex(v["transcript_hash"]), bytes.fromhex(v["signature"]),
                 bytes.fromhex(v["signed_content"]))
             want = v["expected"]["error"]

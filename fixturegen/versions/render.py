@@ -6,7 +6,7 @@ from __future__ import annotations
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from fixturegen.harness.matrix import MatrixFile, VersionedClass
-from fixturegen.markdown import md
+from fixturegen.markdown import code, md
 from fixturegen.output.render import TEMPLATES
 
 OUTCOME_WORDS = {"false_accept": "accepts", "false_reject": "rejects",
@@ -23,10 +23,10 @@ def describe(cls: VersionedClass) -> str:
 
 def matrix_markdown(m: MatrixFile) -> str:
     built = m.built()
-    lines = [f"# {m.implementation}: divergence classes across versions", "",
-             f"{m.package}; versions `{md(m.spec)}` ({len(m.versions)} tried, {len(built)} built "
-             f"and run); mode `{m.mode}`; corpus `{md(m.corpus)}` (seed {m.seed!r}); "
-             f"{m.generator}.", "",
+    lines = [f"# {md(m.implementation)}: divergence classes across versions", "",
+             f"{md(m.package)}; versions {code(m.spec)} ({len(m.versions)} tried, {len(built)} "
+             f"built and run); mode `{m.mode}`; corpus {code(m.corpus)} (seed "
+             f"{code(m.seed) if m.seed is not None else 'none'}); {md(m.generator)}.", "",
              "## Classes", ""]
     if m.classes:
         lines += ["| class | outcome | importance | affected versions | first seen | fixed in |",
@@ -34,8 +34,8 @@ def matrix_markdown(m: MatrixFile) -> str:
         for cls in m.classes:
             spans = ", ".join(a if a == b else f"{a} to {b}" for a, b in cls.ranges)
             lines.append(f"| {md(describe(cls))} | {cls.outcome} | {cls.importance or '-'} | "
-                         f"{md(spans)} ({len(cls.affected)}) | {cls.introduced or '-'} | "
-                         f"{cls.fixed_in or 'not fixed'} |")
+                         f"{md(spans)} ({len(cls.affected)}) | {md(cls.introduced or '-')} | "
+                         f"{md(cls.fixed_in or 'not fixed')} |")
     else:
         lines.append("No divergence in any version built.")
     lines += ["", "## Versions", "", "| version | released | built | entries | false accept | "
@@ -45,13 +45,14 @@ def matrix_markdown(m: MatrixFile) -> str:
         c = v.counts
         if v.built:
             bad = c.get("hang", 0) + c.get("crash", 0) + c.get("error", 0)
-            lines.append(f"| {v.version} | {(v.released or '-')[:10]} | yes | {len(v.entries)} | "
+            lines.append(f"| {md(v.version)} | {md((v.released or '-')[:10])} | yes | "
+                         f"{len(v.entries)} | "
                          f"{c.get('false_accept', 0)} | {c.get('false_reject', 0)} | {bad} | "
                          f"{v.build_seconds or 0:.0f} / {v.run_seconds or 0:.0f} | "
                          f"{md('; '.join(v.notes + ([v.reason] if v.reason else [])))} |")
         else:
-            lines.append(f"| {v.version} | {(v.released or '-')[:10]} | no | - | - | - | - | - | "
-                         f"{md(v.reason or '')} |")
+            lines.append(f"| {md(v.version)} | {md((v.released or '-')[:10])} | no | - | - | - | "
+                         f"- | - | {md(v.reason or '')} |")
     return "\n".join(lines) + "\n"
 
 
