@@ -306,7 +306,7 @@ def test_go_libp2p_v0_26_3_pays_for_a_huge_rsa_host_key_and_v0_52_0_does_not(
     assert old.cpu_seconds is not None and new.cpu_seconds is not None
     assert [c for c, _ in old_cost.costly][:1] == [case]
     # Compared with the valid certificates of its own host key type (RSA), not all of them.
-    assert old.cpu_seconds >= 50 * dict(old_cost.by_type)["RSA"] >= 50 * old_cost.median_valid
+    assert old.cpu_seconds >= 50 * dict(old_cost.by_type)["RSA"]
     assert case not in [c for c, _ in new_cost.costly]
     assert old.cpu_seconds >= 20 * new.cpu_seconds
     assert f"`{case}`" in old_summary.split("## What a check costs")[1]
