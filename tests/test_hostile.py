@@ -611,7 +611,7 @@ def test_a_source_trees_hash_sees_linked_files_and_source_folders_named_like_out
         tree_hash(tree)
 
 
-# -- 8. a case id or a name that would write a line of its own into a known list --------------
+# -- 9. a case id or a name that would write a line of its own into a known list --------------
 
 ACCEPT_ALL = """import json, sys
 for line in sys.stdin:
@@ -663,7 +663,7 @@ def test_a_case_id_with_a_line_break_never_reaches_a_known_list(small: Path,
         assert not (tmp_path / f"r-{field}").exists()
 
 
-# -- 9. the fourth sweep: owned folders, bounded manifests, forged reports, versions, XML -------
+# -- 10. the fourth sweep: owned folders, bounded manifests, forged reports, versions, XML -------
 
 
 def test_a_link_inside_an_owned_folder_never_leads_its_cleanup_outside(tmp_path: Path,
