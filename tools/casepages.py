@@ -46,6 +46,7 @@ def slug(family: str) -> str:
         "-.") or "case"
 
 
+@functools.cache
 def page_names() -> dict[str, str]:
     """Each family of the catalogue -> its page (without ``.md``), unique."""
     names: dict[str, str] = {}

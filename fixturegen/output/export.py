@@ -127,7 +127,7 @@ def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
     except ManifestError as exc:
         raise ExportError(str(exc)) from None
     chosen = []
-    read: dict[str, bytes] = {}
+    read: dict[str, str] = {}  # file -> its hex
     total = 0
     fixtures = manifest["fixtures"]
     assert isinstance(fixtures, list)  # the schema says so
@@ -135,8 +135,10 @@ def render(corpus: Path, lang: str, only: str | Sequence[str] | None = None
         if globs and not any(fnmatch.fnmatchcase(f["id"], g) for g in globs):
             continue
         try:  # each a DER certificate (at most 64 KiB), each file read once
-            chain = [read[p].hex() if p in read else read.setdefault(
-                p, read_confined(corpus, p, MAX_CERTIFICATE_BYTES)).hex() for p in f["chain"]]
+            for p in f["chain"]:
+                if p not in read:
+                    read[p] = read_confined(corpus, p, MAX_CERTIFICATE_BYTES).hex()
+            chain = [read[p] for p in f["chain"]]
         except InputError as exc:
             raise ExportError(f"{corpus / 'manifest.json'}: {exc}") from None
         total += sum(len(c) for c in chain)

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 
 from fixturegen.verify.codes import ErrorCode
 from fixturegen.verify.der import MAX_CERTIFICATE_BYTES
-from fixturegen.verify.inputs import InputError, confined, read_confined
+from fixturegen.verify.inputs import InputError, confined, read_bounded
 from fixturegen.verify.jsonfile import load_json
 from fixturegen.verify.manifest_check import Disagreement, ManifestError
 from fixturegen.verify.verifier import Verdict, Verifier
@@ -138,12 +138,11 @@ def check_transcripts(path: Path, checker: TranscriptChecker | None = None
     for v in vectors:
         try:
             # One read per file, however its path is spelled; a vector's certificate is DER.
-            where = str(confined(path.parent, v["certificate_path"]))
-            if where not in files:
-                files[where] = read_confined(path.parent, v["certificate_path"],
-                                             MAX_CERTIFICATE_BYTES)
+            where = confined(path.parent, v["certificate_path"])
+            if str(where) not in files:
+                files[str(where)] = read_bounded(where, MAX_CERTIFICATE_BYTES)
             verdict = checker.verify(
-                files[where], v["context"], v["signature_scheme"], int(v["code_point"]),
+                files[str(where)], v["context"], v["signature_scheme"], int(v["code_point"]),
                 bytes.fromhex(v["transcript_hash"]), bytes.fromhex(v["signature"]),
                 bytes.fromhex(v["signed_content"]))
             want = v["expected"]["error"]
