@@ -133,17 +133,25 @@ def claim(folder: Path, command: str, *, shared: bool = False, adopt: Adopt | No
     return path
 
 
+def _in_the_way(folder: Path, parts: tuple[str, ...]) -> Path | None:
+    """The first folder on the way to ``folder/parts`` that is a link or not a folder (a
+    path through it could lead out of ``folder``), or None."""
+    here = folder
+    for part in parts[:-1]:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            return here
+    return None
+
+
 def _refused(folder: Path, rel: str, mine: set[str]) -> str | None:
     """Why ``folder/rel`` may not be written: a non-regular file (or one on the way), or a
     file the command's marker does not list."""
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts:
         return f"{rel!r} is not a path inside {_shown(folder)}"
-    here = folder
-    for part in parts[:-1]:
-        here = here / part
-        if here.is_symlink() or (here.exists() and not here.is_dir()):
-            return f"{_shown(here)} is in the way (not a folder)"
+    if (here := _in_the_way(folder, parts)) is not None:
+        return f"{_shown(here)} is in the way (not a folder)"
     target = folder / rel
     try:
         info = target.lstat()
@@ -196,12 +204,8 @@ def _remove(folder: Path, rel: str) -> None:
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts:
         return
-    for depth in range(1, len(parts)):  # a link on the way would lead out of the folder
-        try:
-            if not stat.S_ISDIR(folder.joinpath(*parts[:depth]).lstat().st_mode):
-                return
-        except OSError:
-            return
+    if _in_the_way(folder, parts) is not None:  # a link on the way would lead out
+        return
     target = folder / rel
     with contextlib.suppress(OSError):
         if stat.S_ISREG(target.lstat().st_mode):

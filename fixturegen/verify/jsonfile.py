@@ -106,8 +106,7 @@ def load_json(path: Path, schema: str, what: str, limit: int = MAX_JSON_BYTES) -
     except UnicodeDecodeError as exc:
         raise InputError(f"{name} is not a {what}: not UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
-                          object_pairs_hook=unique_keys)
+        data = strict_loads(text)
     except _Bad as exc:
         raise InputError(f"{name} is not a {what}: {exc}") from None
     except RecursionError:
