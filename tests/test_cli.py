@@ -90,6 +90,7 @@ def test_pem_chain_and_expected_peer_id(corpus: Path, fixtures: dict[str, dict[s
     assert json.loads(p.stdout)["result"] == "accept" and p.returncode == 0
 
 
+@pytest.mark.slow
 def test_verify_at_and_usage_errors(corpus: Path) -> None:
     leaf = str(corpus / "certs/matrix.ed25519.ed25519.fixed.der")
     p = run("verify", "--json", "--at", "1990-01-01T00:00:00Z", leaf)
@@ -119,6 +120,7 @@ def test_manifest_check_reports_disagreements(corpus: Path, tmp_path: Path) -> N
     assert p.returncode == 2
 
 
+@pytest.mark.slow
 def test_generate_refuses_bad_output_and_keeps_the_old_corpus(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -185,6 +187,7 @@ def test_a_seed_that_is_not_utf8_or_too_long_is_one_line(command: list[str],
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_list_has_a_header_and_filters_by_expected_result() -> None:
     p = run("list", "--only", "invalid.extension-*")
     lines = p.stdout.splitlines()

@@ -276,6 +276,7 @@ def test_invalid_samples_from_the_outside(corpus: Path, fixtures: dict[str, dict
     assert isinstance(short.public_key(), ec.EllipticCurvePublicKey)
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path, corpus: Path) -> None:
     again = tmp_path / "again"
     generate(again, workers=1)  # serial here, parallel in the session corpus

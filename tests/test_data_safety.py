@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _generate(out: str, cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "fixturegen", "generate", "--out", out,
@@ -77,8 +79,6 @@ def test_an_empty_folder_and_a_symlink(tmp_path: Path) -> None:
 
 import json  # noqa: E402
 import shutil  # noqa: E402
-
-import pytest  # noqa: E402
 
 HOSTILE = ["../../../../etc/passwd", "/etc/passwd", "certs/../../outside.der", "link-out.der",
            "certs/a\x00b.der", 7, None, "", "certs"]
@@ -266,6 +266,7 @@ def test_fresh_fixed_keys_are_0600_and_the_corpus_is_shareable(tmp_path: Path) -
     assert modes == {0o644}
 
 
+@pytest.mark.slow
 def test_harness_reports_go_only_to_a_reports_folder(corpus: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -29,6 +29,7 @@ def export(corpus: Path, lang: str, only: str, out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_exports_embed_each_selected_fixture(corpus: Path, fixtures: dict[str, dict],
                                                  tmp_path: Path) -> None:
     wanted = [i for i in fixtures if i.startswith("invalid.host-key.")]

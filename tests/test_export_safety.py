@@ -332,6 +332,7 @@ TS_STUBS = {
 }
 
 
+@pytest.mark.slow
 def test_ts_export_is_data(source: tuple[Path, Path], tmp_path: Path) -> None:
     tsc = _tsc()
     if tsc is None:

@@ -87,6 +87,7 @@ def test_rules_link_where_they_are_written() -> None:
     assert where_written("a rule of nowhere") == []
 
 
+@pytest.mark.slow
 def test_bad_findings_options_are_one_line_and_keep_the_folder(lenient_run: Path,
                                                                tmp_path: Path) -> None:
     other = tmp_path / "other"

@@ -216,6 +216,7 @@ def test_the_independent_check_agrees_on_the_catalogue(pool: list[Parent]) -> No
             "accept", ""), p.id
 
 
+@pytest.mark.slow
 def test_triage_clusters_minimises_and_marks_covered_or_new(pool: list[Parent]) -> None:
     lenient = Target("lenient", "test", "0", "accepts all", (*LENIENT, "--crash-on-oid"))
     c = Campaign(SEED, [lenient], timeout=5.0, startup=30.0, pool=pool)
@@ -280,6 +281,7 @@ def test_the_report_replays_through_harness_run(tmp_path: Path) -> None:
     assert second["clusters"] == report["clusters"] and second["mutants"] == report["mutants"]
 
 
+@pytest.mark.slow
 def test_bad_options_are_one_line_and_leave_the_folder(tmp_path: Path) -> None:
     foreign = tmp_path / "mine"
     foreign.mkdir()
@@ -298,6 +300,7 @@ def test_bad_options_are_one_line_and_leave_the_folder(tmp_path: Path) -> None:
     assert done.returncode == 2 and "litep2p has no API mode" in done.stderr
 
 
+@pytest.mark.slow
 def test_an_adapter_that_answers_garbage_is_not_passed_as_a_perfect_one(tmp_path: Path) -> None:
     """An adapter that answers every request with a line that is not a reply gives no verdict:
     the campaign counts its protocol errors and exits 3 instead of reporting "0 disagreements"

@@ -185,6 +185,7 @@ def test_a_listener_told_whom_it_expects_refuses_anyone_else(corpus: Path, name:
         i: got[i].error for i in ids[2:5]}
 
 
+@pytest.mark.slow
 def test_an_adapter_that_never_answers_costs_its_timeout_not_the_peer(
         built: Target, corpus: Path, tmp_path: Path) -> None:
     mute = Target("mute", "custom", "0", "none",
@@ -228,6 +229,7 @@ def test_go_libp2p_handshakes_read_their_reasons_through_its_table(
     assert entry.counts["wrong_reason"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "quic"])
 def test_concurrent_handshakes_give_the_sequential_verdicts(built: Target, corpus: Path,
                                                           transport: str, tmp_path: Path) -> None:
@@ -246,6 +248,7 @@ def test_concurrent_handshakes_give_the_sequential_verdicts(built: Target, corpu
     assert {"agree", "skip"} <= outcomes and len(seen[0]) == len(cases) > 60
 
 
+@pytest.mark.slow
 def test_a_failure_is_tried_once_more_before_it_is_reported(
         built: Target, corpus: Path, tmp_path: Path) -> None:
     """A hang that a second attempt (fresh adapter and fixture peer) does not meet is not
@@ -387,6 +390,7 @@ def _state(pid: int) -> str:
         return "gone"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "code", "word"), [("SIGINT", 130, "interrupted"),
                                                     ("SIGTERM", 143, "terminated")])
 def test_a_stopped_handshake_run_leaves_no_process_and_whole_reports(

@@ -453,6 +453,7 @@ def test_a_stopping_signal_exits_with_one_line_and_keeps_the_corpus(
     assert not [w for w in workers if _running(w)], "a worker outlived the run"
 
 
+@pytest.mark.slow
 def test_a_signal_ignored_at_start_stays_ignored(tmp_path: Path) -> None:
     """`nohup fixturegen ...`: SIGHUP was ignored when the command started, so the run goes on."""
     import signal

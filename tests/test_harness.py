@@ -165,6 +165,7 @@ def test_reference_adapter_agrees_everywhere_and_reports_are_written(
     assert '<h2 id="matrix">Matrix</h2>' in page and "invalid.two-certificates" in page
 
 
+@pytest.mark.slow
 def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Path,
                                                      reference_run: Path) -> None:
     # An adapter that accepts everything: every invalid case is a false accept.
@@ -247,6 +248,7 @@ def test_custom_adapter_findings_known_list_and_diff(tmp_path: Path, corpus: Pat
     assert p.returncode == 0 and "no change" in p.stdout
 
 
+@pytest.mark.slow
 def test_bad_input_gets_a_message_and_an_exit_code(tmp_path: Path, corpus: Path) -> None:
     runs: list[subprocess.CompletedProcess[str]] = []
 
@@ -346,6 +348,7 @@ def test_every_shipped_adapter_has_a_build_script_that_names_it() -> None:
     assert unknown.returncode == 2 and "unknown adapter no-such-adapter" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_what_a_check_costs_is_recorded_and_a_costly_check_is_named(tmp_path: Path,
                                                                     corpus: Path) -> None:
     """The CPU time an adapter reports for each check is kept per case, and the summary names

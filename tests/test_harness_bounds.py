@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fixturegen.harness import driver
 from fixturegen.harness.protocol import Request
 
@@ -45,6 +47,7 @@ def test_a_never_answering_adapter_costs_three_starts_then_every_case_is_hang(
         f"not sent: the adapter answered nothing in {driver.DEAD_STARTS} starts")
 
 
+@pytest.mark.slow
 def test_hangs_after_a_first_answer_are_findings_not_a_broken_adapter(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     ids = ["ok.A", "hang.1", "hang.2", "hang.3", "hang.4", "ok.B"]
@@ -94,6 +97,7 @@ def test_a_restarted_adapter_keeps_every_answer(tmp_path: Path) -> None:
         case.split(".")[1] for case in ids if case.startswith("ok")]
 
 
+@pytest.mark.slow
 def test_no_process_the_adapter_started_survives(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     ids = ["fork.1", "ok.A", "fork.2", "crash.x", "fork.3"]

@@ -293,6 +293,7 @@ def _wholly(out: Path, runs: list[dict[str, bytes]]) -> int:
     return matches[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("stage", "name", "code", "which"), [
     ("staged", "SIGINT", 130, 0),     # before the swap: the run stops, the old corpus stays
     ("swapping", "SIGTERM", 143, 1),  # mid-swap: held until the new corpus is in, then stops
@@ -487,6 +488,7 @@ def test_shards_of_different_campaigns_do_not_merge(tmp_path: Path, changed: dic
     assert why in stderr
 
 
+@pytest.mark.slow
 def test_shards_with_one_mutant_twice_or_one_shard_twice_do_not_merge(tmp_path: Path) -> None:
     stderr = _one_line(_merge_cli(tmp_path, [_report("0/2", [1, 2]), _report("1/2", [2])]))
     assert "in two shards" in stderr
@@ -521,6 +523,7 @@ def test_an_import_of_a_file_name_that_is_not_utf8_is_one_line(small: Path,
 HOSTILE_TEXT = "bad \x1b[31mred\x1b[0m\roverwritten\x7f <b>bold</b> | `tick` # head"
 
 
+@pytest.mark.slow
 def test_control_characters_never_reach_a_terminal_a_report_or_a_page(corpus: Path,
                                                                      tmp_path: Path) -> None:
     """Every text an adapter prints reaches the terminal, summary.md, index.html and the
@@ -621,6 +624,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_a_case_id_with_a_line_break_never_reaches_a_known_list(small: Path,
                                                                  tmp_path: Path) -> None:
     """An id ending in a line of its own (``NAME CASE OUTCOME``) would be copied into
@@ -666,6 +670,7 @@ def test_a_case_id_with_a_line_break_never_reaches_a_known_list(small: Path,
 # -- 10. the fourth sweep: owned folders, bounded manifests, forged reports, versions, XML -------
 
 
+@pytest.mark.slow
 def test_a_link_inside_an_owned_folder_never_leads_its_cleanup_outside(tmp_path: Path,
                                                                         small: Path) -> None:
     """A forged marker names a file under a folder that is a link out of --out: the cleanup of
@@ -686,6 +691,7 @@ def test_a_link_inside_an_owned_folder_never_leads_its_cleanup_outside(tmp_path:
     assert (out / "findings.md").is_file()
 
 
+@pytest.mark.slow
 def test_a_manifest_naming_one_big_file_many_times_is_refused_before_it_is_read(
         small: Path, tmp_path: Path) -> None:
     """A 14 KB manifest whose chain names a 1.9 MB file 300 times made verify and export hold
@@ -727,6 +733,7 @@ def _results(corpus: Path, tmp_path: Path) -> dict[str, Any]:
     return results
 
 
+@pytest.mark.slow
 def test_a_results_file_that_contradicts_itself_is_refused(small: Path, tmp_path: Path) -> None:
     """Counts that are not those of the cases (or missing: a KeyError once), and one case
     twice with two outcomes (diff said "no change" or a change depending on the order)."""
@@ -867,6 +874,7 @@ def test_an_implementation_that_writes_megabytes_is_kept_readable(small: Path,
     assert again.returncode in (0, 1), again.stderr
 
 
+@pytest.mark.slow
 def test_no_text_from_a_file_or_an_option_reaches_the_terminal_raw(small: Path,
                                                                    tmp_path: Path) -> None:
     """A version, a path, a PeerId given on the command line: every command's output goes
@@ -890,6 +898,7 @@ def test_no_text_from_a_file_or_an_option_reaches_the_terminal_raw(small: Path,
         assert "\\x1b" in text or n == 3, text  # generate names its folder without it
 
 
+@pytest.mark.slow
 def test_a_fuzzed_adapter_that_dies_on_every_mutant_is_not_a_clean_run(tmp_path: Path) -> None:
     """``-- /bin/false`` exited 0 with "5 disagreements": an adapter that never gave a verdict
     was not compared, so the run exits 3 and says why."""

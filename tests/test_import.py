@@ -272,6 +272,7 @@ def _built() -> list[str]:
     return [a.name for a in SHIPPED if a.built(ADAPTERS)]
 
 
+@pytest.mark.slow
 def test_imported_certificates_run_through_every_built_adapter_in_both_modes(
         tmp_path: Path) -> None:
     """rust-libp2p's test certificates (no keys: API mode; handshakes skip them, saying why)

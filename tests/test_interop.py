@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.protocol import Reply
 from fixturegen.harness.report import Blame, interop_matrix, markdown
@@ -19,6 +21,7 @@ def target(name: str, *args: str) -> Target:
     return Target(name, "test", "0", "test adapter", (sys.executable, MAKER, *args))
 
 
+@pytest.mark.slow
 def test_every_kind_of_generate_answer_becomes_an_attempt_outcome(corpus: Path,
                                                                   tmp_path: Path) -> None:
     made = run_interop([target("good", str(corpus)), target("picky", str(corpus), "reject")],
@@ -41,6 +44,7 @@ def test_every_kind_of_generate_answer_becomes_an_attempt_outcome(corpus: Path,
     assert (tmp_path / cert.path).read_bytes() == fixture.read_bytes()
 
 
+@pytest.mark.slow
 def test_the_matrix_and_the_summary(corpus: Path, tmp_path: Path) -> None:
     from fixturegen.harness.results import ResultsFile
 
@@ -70,6 +74,7 @@ def test_the_reply_model_carries_a_chain() -> None:
     assert reply.certificates == ["AA=="] and reply.certificate_key == "k"
 
 
+@pytest.mark.slow
 def test_sender_flags_are_kept_shown_and_blame_the_maker(corpus: Path, tmp_path: Path) -> None:
     """A maker whose certificate carries a critical basicConstraints: the reference accepts it,
     but judges it as a sender; a receiver's refusal of it is the maker's fault, a refusal of a

@@ -74,6 +74,7 @@ def test_generate_reads_the_certificate_a_litep2p_listener_presents() -> None:
     assert cert["verdict"] == "skip" and "crate-private" in cert["error"]
 
 
+@pytest.mark.slow
 def test_the_interop_stage_fills_litep2p_column_by_handshake(tmp_path: Path) -> None:
     """No API, so the interop stage asks litep2p in a real QUIC handshake: it dials the
     fixture peer presenting each certificate go-libp2p made (with its key), expecting the

@@ -75,6 +75,7 @@ def builds(cache: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
+@pytest.mark.slow
 def test_a_campaign_kills_by_verdict_then_by_reason(corpus: Path, adapters: Path,
                                                    tmp_path: Path) -> None:
     cache = cache_root(tmp_path / "cache")
@@ -230,6 +231,7 @@ def test_shards_split_the_mutants_and_merge_into_the_whole(corpus: Path, adapter
     assert main(["mutate", "merge", *shards, "--out", str(tmp_path / "joined")]) == 0
 
 
+@pytest.mark.slow
 def test_named_mutants_run_alone(corpus: Path, adapters: Path, tmp_path: Path) -> None:
     cache = cache_root(tmp_path / "cache")
     wanted = (f"{FILE}:12:15:startswith-to-endswith", f"{FILE}:9:26:reason-swap")
@@ -293,6 +295,7 @@ campaign(Path({adapters!r}), Path({corpus!r}), Path({out!r}), cache_root(Path({c
 """
 
 
+@pytest.mark.slow
 def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path,
                                                     tmp_path: Path) -> None:
     """A SIGINT while a mutant is being built: the build is killed, the scratch tree put
@@ -327,6 +330,7 @@ def test_an_interrupt_leaves_no_mutated_file_behind(corpus: Path, adapters: Path
     assert not leftovers
 
 
+@pytest.mark.slow
 def test_an_answer_only_the_adapters_timer_gives_kills_like_a_hang(
         corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same verdict, same reason, but answered after 80% of the case limit: killed at that
@@ -364,6 +368,7 @@ def test_the_case_limit_is_ten_times_the_slowest_answer_within_its_bounds() -> N
     assert case_limit(0.01, cap=10.0, fixed=30.0) == 10.0  # and --timeout still caps it
 
 
+@pytest.mark.slow
 def test_an_upstream_failure_counts_only_when_a_second_run_confirms_it(
         corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The implementation's tests fail the first time on every mutant (a flaky test): a mutant

@@ -106,6 +106,7 @@ def test_each_problem_of_a_bug_file_is_one_line(tmp_path: Path) -> None:
          files=SCOPE, tree=IMPL)
 
 
+@pytest.mark.slow
 def test_a_campaign_refuses_a_bad_bug_file_before_building(corpus: Path, adapters: Path,
                                                            tmp_path: Path) -> None:
     shipped = adapters / "mutable" / "mutation" / "test-mutable.bugs.json"
@@ -121,6 +122,7 @@ def test_a_campaign_refuses_a_bad_bug_file_before_building(corpus: Path, adapter
         campaign(adapters, corpus, tmp_path / "b", cache, bugs=True).run()
 
 
+@pytest.mark.slow
 def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
                                             tmp_path: Path) -> None:
     cache = cache_root(tmp_path / "cache")
@@ -198,6 +200,7 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
         campaign(adapters, corpus, tmp_path / "b", cache).run()
 
 
+@pytest.mark.slow
 def test_shards_of_bug_models_merge_into_the_whole(corpus: Path, adapters: Path,
                                                   tmp_path: Path) -> None:
     cache = cache_root(tmp_path / "cache")
@@ -332,6 +335,7 @@ MAKE = "testimpl/make.py"
 MADE = [f"generate:{kind}#{n}" for kind in ("ed25519", "secp256k1", "ecdsa") for n in (1, 2)]
 
 
+@pytest.mark.slow
 def test_bugs_of_the_generator_are_killed_by_the_generate_check(corpus: Path, adapters: Path,
                                                                 tmp_path: Path) -> None:
     """The stand-in's generator (testimpl/make.py) makes ed25519, secp256k1 and ecdsa

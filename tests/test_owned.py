@@ -174,6 +174,7 @@ def test_generate_leaves_a_foreign_file_of_its_name(tmp_path: Path, name: str) -
     assert _tree(tmp_path / "out") == before
 
 
+@pytest.mark.slow
 def test_profile_leaves_a_foreign_file_of_its_name(tmp_path: Path) -> None:
     done = fixturegen("profile", "rust-libp2p", "--out", str(tmp_path / "first"))
     assert done.returncode == 0, done.stderr
@@ -190,6 +191,7 @@ def test_profile_leaves_a_foreign_file_of_its_name(tmp_path: Path) -> None:
     assert (repo / "gen.sh").read_text() == "theirs"
 
 
+@pytest.mark.slow
 def test_export_leaves_a_foreign_file_at_its_path(corpus: Path, tmp_path: Path) -> None:
     target = tmp_path / "x_test.go"
     target.write_text("package mine\n")
@@ -223,6 +225,7 @@ def test_harness_reports_leave_a_foreign_file_of_their_name(corpus: Path,
     assert _tree(tmp_path / "r") == before
 
 
+@pytest.mark.slow
 def test_keys_generate_leaves_a_foreign_readme(tmp_path: Path) -> None:
     before = _foreign(tmp_path / "k", "README.md")
     for force in ([], ["--force"]):

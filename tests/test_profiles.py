@@ -198,6 +198,7 @@ def test_a_key_that_does_not_fit_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "a").exists()
 
 
+@pytest.mark.slow
 def test_your_key_never_stands_in_for_a_fixed_host_key(tmp_path: Path) -> None:
     """RSA-8192 is a fixed kind, but only as a host key (host-rsa-8192): a user's
     RSA-8192 --certificate-key has no certificate key to replace, and says so."""

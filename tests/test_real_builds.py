@@ -247,6 +247,75 @@ def test_the_sender_judgement_finds_py_libp2p_0_5_0s_critical_extensions(corpus:
     assert "- py-libp2p-tls: none on its" in summaries["py-libp2p-tls"]
 
 
+def test_the_version_matrix_follows_py_libp2ps_certificate_generator(corpus: Path,
+                                                                      tmp_path: Path) -> None:
+    """``harness matrix`` runs the interop stage per version, so py-libp2p's generator bugs
+    show with their first and fixed versions (2026-12-07): 0.4.0 and 0.5.0 mark basicConstraints
+    and keyUsage critical (rust-libp2p refuses them, the maker's fault) and 0.6.0 does not;
+    0.4.0's Ed25519 certificates carry an extension signature the reference refuses (py-libp2p
+    0.4.0 itself and go-libp2p refuse them too), fixed in 0.5.0. js-libp2p's refusal of every
+    py-libp2p certificate is its own fault (it reads only the first extension, and is shown
+    to accept critical basicConstraints where the libp2p extension comes first)."""
+    out = tmp_path / "matrix"
+    done = fixturegen("harness", "matrix", "--impl", "py-libp2p-tls", "--versions",
+                      "0.4.0,0.5.0,0.6.0", "--mode", "api", "--corpus", str(corpus), "--out",
+                      str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "matrix.json").read_text())
+    assert [v["checkers"][0] for v in data["versions"]] == ["py-libp2p-tls"] * 3
+    made = {c["id"]: c for c in data["made"]}
+    spans = {ident: (c["affected"], c["fixed_in"]) for ident, c in made.items()}
+    assert spans["sender:critical-extension"] == (["0.4.0", "0.5.0"], "0.6.0")
+    assert spans["refused:rust-libp2p:maker"] == (["0.4.0", "0.5.0"], "0.6.0")
+    assert spans["invalid:extension_signature_invalid"] == (["0.4.0"], "0.5.0")
+    assert made["invalid:extension_signature_invalid"]["versions"]["0.4.0"] == [
+        "py-libp2p-tls.ed25519.1", "py-libp2p-tls.ed25519.2"]
+    assert spans["refused:js-libp2p:verifier"] == (["0.4.0", "0.5.0", "0.6.0"], None)
+    assert "critical-extension" in data["tolerance"]["js-libp2p"]
+    assert "critical-extension" not in data["tolerance"]["rust-libp2p"]
+    old = json.loads((out / "versions" / "0.4.0" / "results.json").read_text())
+    ed = next(c for c in old["peer_made"]["certificates"] if c["id"] == "py-libp2p-tls.ed25519.1")
+    assert ed["verifiers"]["go-libp2p"]["verdict"] == "reject"
+    assert ed["verifiers"]["py-libp2p-tls"]["verdict"] == "reject"
+    assert "| the reference verifier refuses its certificates (extension\\_signature\\_invalid)" \
+        in (out / "matrix.md").read_text()
+
+
+def test_go_libp2p_before_v0_20_0_is_built_from_the_go_libp2p_tls_module(corpus: Path,
+                                                                        tmp_path: Path) -> None:
+    """go-libp2p v0.8.0 to v0.19.x kept its TLS code in the module go-libp2p-tls; the go
+    adapter builds those releases API-only against the go-libp2p-tls and go-libp2p-core each
+    required, so the matrix reaches two released bugs of that module (2026-12-07): go-libp2p-tls
+    v0.1.3 refused a critical libp2p extension ("x509: unhandled critical extension",
+    go-libp2p-tls #87, fixed in v0.2.0 = go-libp2p v0.15.0), and its certificates had an empty
+    issuer and subject until v0.3.1 (go-libp2p v0.16.0)."""
+    out = tmp_path / "matrix"
+    done = fixturegen("harness", "matrix", "--impl", "go-libp2p", "--versions",
+                      "v0.14.4,v0.15.0,v0.16.0", "--mode", "api", "--corpus", str(corpus),
+                      "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "matrix.json").read_text())
+    assert [v["built"] for v in data["versions"]] == [True] * 3
+    assert "go-libp2p-tls v0.1.3 (keys: go-libp2p-core v0.8.5)" in data["versions"][0]["notes"][0]
+    assert data["versions"][0]["transports"] == []
+    rejects = [c for c in data["classes"] if c["outcome"] == "false_reject"]
+    assert [(c["affected"], c["fixed_in"]) for c in rejects] == [(["v0.14.4"], "v0.15.0")]
+    assert all("critical" in case for case in rejects[0]["cases"])
+    old = json.loads((out / "versions" / "v0.14.4" / "results.json").read_text())
+    said = {c["id"]: c["error"] for impl in old["implementations"] for c in impl["cases"]}
+    assert said["fault-twin.rsa.ed25519.critical-first"].endswith(
+        "x509: unhandled critical extension")
+    made = {c["id"]: (c["affected"], c["fixed_in"]) for c in data["made"]}
+    assert made["sender:empty-issuer"] == (["v0.14.4", "v0.15.0"], "v0.16.0")
+    assert made["sender:empty-subject"] == (["v0.14.4", "v0.15.0"], "v0.16.0")
+    # Before v0.8.0 go-libp2p required no go-libp2p-tls: refused in one line, nothing built.
+    none = fixturegen("harness", "run", "--impl", "go-libp2p@v0.7.4", "--mode", "api",
+                      "--corpus", str(corpus), "--out", str(tmp_path / "old"))
+    assert (none.returncode, none.stderr) == (2, "fixturegen: error: go-libp2p@v0.7.4: older "
+                                              "than v0.8.0, the first github.com/libp2p/go-libp2p "
+                                              "version with the verifier the adapter calls\n")
+
+
 def test_py_libp2p_0_6_0s_listener_never_asks_for_the_dialers_certificate(
         corpus: Path, tmp_path: Path) -> None:
     """The history of issue 39's released listener bug, seen on the wire: py-libp2p 0.6.0's

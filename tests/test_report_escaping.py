@@ -82,6 +82,7 @@ def run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_findings_and_summary_escape_the_input(run: Path, tmp_path: Path) -> None:
     hostile = _hostile_run(run, tmp_path / "hostile")
     reports = tmp_path / "reports"

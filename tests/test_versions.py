@@ -112,6 +112,76 @@ def test_the_matrix_joins_versions_into_classes(corpus: Path, adapters: Path,
     assert other.mode == "all" and len(other.versions) == 4
 
 
+def test_the_matrix_follows_the_certificates_each_version_makes(
+        corpus: Path, adapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With checkers, each version runs the interop stage: before 2.0 the test adapter makes a
+    certificate with a critical basicConstraints (a generator bug), from 2.0 on a clean one.
+    The sender flag is followed like a divergence class (first seen 1.2.0, fixed in 2.0.0), and
+    so is every checker's refusal, with whose fault it is: a checker that refuses everything
+    blames the maker where the flag explains it and itself where nothing does."""
+    import sys
+
+    monkeypatch.setenv("FIXTUREGEN_TEST_CORPUS", str(corpus))
+    strict = Target("strict-peer", "test", "1", "refuses every certificate",
+                    (sys.executable, str(TESTS / "adapters" / "maker.py"), str(corpus), "reject"),
+                    "none", ())
+    loaded = read_corpus(corpus, transcripts=False, handshakes=False, timeout=10.0)
+    out, cache = tmp_path / "matrix", cache_root(tmp_path / "cache")
+    chosen = released("1.2.0", "2.0.0", "9.9.9", "2.1.0")
+    settings = Settings("api", 10.0, 30.0, 60.0, checkers=(strict,))
+    matrix = run_matrix(TEST_ADAPTER, parse_spec("all"), chosen, loaded, out, base=adapters,
+                        cache=cache, peer_argv=[], settings=settings, say=lambda _: None)
+    assert [v.checkers for v in matrix.versions] == [["test-impl", "strict-peer"]] * 2 + [
+        []] + [["test-impl", "strict-peer"]]
+    assert matrix.tolerance == {"strict-peer": []}  # it refused every case of the probe
+    made = {c.id: c for c in matrix.made}
+    assert set(made) == {"sender:critical-extension", "refused:strict-peer:maker",
+                         "refused:strict-peer:verifier", "refused:test-impl:verifier"}
+    flag = made["sender:critical-extension"]
+    assert (flag.affected, flag.introduced, flag.fixed_in) == (["1.2.0"], "1.2.0", "2.0.0")
+    assert flag.versions == {"1.2.0": ["test-impl.ed25519.1", "test-impl.ed25519.2"]}
+    assert "basicConstraints" not in flag.what and "critical-extension" in flag.what
+    maker = made["refused:strict-peer:maker"]
+    assert (maker.blame, maker.affected, maker.fixed_in) == ("maker", ["1.2.0"], "2.0.0")
+    assert "the maker's fault (critical-extension)" in maker.what
+    theirs = made["refused:strict-peer:verifier"]
+    assert (theirs.affected, theirs.introduced, theirs.fixed_in) == (
+        ["2.0.0", "2.1.0"], "2.0.0", None)
+    assert theirs.ranges == [["2.0.0", "2.1.0"]]
+    own = made["refused:test-impl:verifier"]  # 2.0.x rejects every certificate, its own too
+    assert (own.affected, own.fixed_in) == (["2.0.0"], "2.1.0")
+    # Each version's results hold its interop stage; the reports show the classes.
+    from fixturegen.harness.results import load_results
+
+    run = load_results(out / "versions" / "1.2.0" / "results.json")
+    assert run.peer_made is not None
+    assert {c.maker for c in run.peer_made.certificates} == {"test-impl"}
+    assert set(run.peer_made.certificates[0].verifiers) == {"test-impl", "strict-peer"}
+    assert (out / "versions" / "1.2.0" / "peer-made" / "test-impl.ed25519.1.der").is_file()
+    text = (out / "matrix.md").read_text()
+    assert "## The certificates it made" in text
+    assert "| 1.2.0 (1) | 1.2.0 | 2.0.0 |" in text and "| 2.0.0 to 2.1.0 (2) | 2.0.0 | not " \
+        "fixed |" in text
+    html = (out / "index.html").read_text()
+    # a cell per version that shows a class: 1 + 1 + 2 + 1
+    assert html.count("test-impl.ed25519.1, test-impl.ed25519.2") == 5
+    assert load_matrix(out / "matrix.json") == matrix
+    # The same checkers keep the finished versions; a run without them runs each again and
+    # says it ran no interop stage.
+    said: list[str] = []
+    again = run_matrix(TEST_ADAPTER, parse_spec("all"), chosen, loaded, out, base=adapters,
+                       cache=cache, peer_argv=[], settings=settings, say=said.append)
+    assert sum("kept from the earlier run" in line for line in said) == 3
+    assert again.made == matrix.made
+    said.clear()
+    plain = run_matrix(TEST_ADAPTER, parse_spec("all"), chosen, loaded, out, base=adapters,
+                       cache=cache, peer_argv=[], settings=Settings("api", 10.0, 30.0, 60.0),
+                       say=said.append)
+    assert not any("kept from the earlier run" in line for line in said)
+    assert plain.made == [] and all(v.checkers == [] for v in plain.versions)
+    assert "No version ran the interop stage" in (out / "matrix.md").read_text()
+
+
 def test_the_matrix_writes_only_into_its_own_folder(corpus: Path, adapters: Path,
                                                     tmp_path: Path) -> None:
     mine = tmp_path / "project"

@@ -231,6 +231,7 @@ def test_the_page_data_keeps_every_answer_and_what_was_said(picky: dict[str, Pat
         assert d.texts[entry.said[at]] == said
 
 
+@pytest.mark.slow
 def test_findings_report_wrong_reason_without_an_export(picky: dict[str, Path],
                                                         tmp_path: Path, corpus: Path) -> None:
     # Under a shipped adapter's name, its false rejects get a go export; a wrong_reason class
@@ -255,6 +256,7 @@ def test_findings_report_wrong_reason_without_an_export(picky: dict[str, Path],
     assert index.count("| wrong\\_reason |") == len(wrong)
 
 
+@pytest.mark.slow
 def test_known_list_accepts_a_listed_wrong_reason_and_refuses_an_unlisted_one(
         picky: dict[str, Path], tmp_path: Path) -> None:
     known = picky["with"] / "known-divergences.txt"

@@ -5,7 +5,13 @@ Run by ``build`` in a copy of this folder (fixturegen's build cache). go.mod is 
 require go-libp2p alone (a release from the Go module proxy, or PATH through a ``replace``), and
 the rest of the module graph is go-libp2p's own (``go build -mod=mod``). The build tags of
 SHIMS select the shim_*.go files for the version; the binary is ./adapter, as in the pinned
-build; build-info.json says what it has. Exit 2 when the request is wrong; the last line of
+build; build-info.json says what it has.
+
+go-libp2p v0.8.0 to v0.19.x kept its TLS code in the module go-libp2p-tls (and its keys in
+go-libp2p-core): those versions build ./module-tls instead, an API-only adapter whose go.mod
+requires that go-libp2p release alone, so it links the go-libp2p-tls and go-libp2p-core the
+release required (build-info.json names them). Before v0.8.0 go-libp2p required no
+go-libp2p-tls. Exit 2 when the request is wrong; the last line of
 output is always the reason of a failure.
 """
 
@@ -22,6 +28,8 @@ from pathlib import Path
 
 MODULE = "github.com/libp2p/go-libp2p"
 FIRST = (0, 20, 0)  # p2p/security/tls moved into go-libp2p in v0.20.0
+MODULE_TLS = "github.com/libp2p/go-libp2p-tls"
+MODULE_TLS_FIRST = (0, 8, 0)  # the first go-libp2p whose go.mod requires go-libp2p-tls
 QUIC_V1 = (0, 24, 0)  # before: QUIC draft-29 only, and the fixture peer speaks QUIC v1
 LEGACY_CORE = "legacy-core"  # the module that stands in for core/ before v0.22.0
 
@@ -80,7 +88,9 @@ def first_error(output: str) -> str:
     """The line of a go command's output that says what went wrong."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for line in lines:
-        if re.search(r"\.go:\d+:\d+: |^go: |cannot |error", line) and not line.startswith("#"):
+        if line.startswith(("go: downloading", "go: finding", "#")):
+            continue
+        if re.search(r"\.go:\d+:\d+: |^go: |cannot |error", line):
             return line
     return lines[-1] if lines else "no output"
 
@@ -140,8 +150,8 @@ def gomod(version: str, source: Path | None, shims: list[Shim]) -> str:
     return "\n".join(lines)
 
 
-def module_version(path: str, env: dict[str, str]) -> str | None:
-    proc = subprocess.run(["go", "list", "-m", "-f", "{{.Version}}", path], env=env,
+def module_version(path: str, env: dict[str, str], cwd: Path | None = None) -> str | None:
+    proc = subprocess.run(["go", "list", "-m", "-f", "{{.Version}}", path], env=env, cwd=cwd,
                           capture_output=True, text=True, check=False)
     return (proc.stdout.strip() or None) if proc.returncode == 0 else None
 
@@ -181,11 +191,16 @@ def smoke(binary: Path) -> str | None:
 def build(version: str, source: Path | None) -> dict[str, str | list[str]]:
     env = {**os.environ, "GOWORK": "off", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"}
     number = parse(version)
-    if number < FIRST:
-        raise Failed(f"{version} has no TLS verifier (go-libp2p has p2p/security/tls from "
-                     "v0.20.0; before, it was the module go-libp2p-tls)", 2)
+    if number < MODULE_TLS_FIRST:
+        raise Failed(f"{version} has no TLS verifier (go-libp2p requires the module "
+                     "go-libp2p-tls from v0.8.0, and has p2p/security/tls from v0.20.0)", 2)
     if source is None:
         served(version, env)
+    if number < FIRST:
+        if source is not None:
+            raise Failed(f"{source}: a source tree of go-libp2p before v0.20.0 cannot be built "
+                         "(its TLS code is the module go-libp2p-tls)", 2)
+        return module_tls(version, env)
     shims = selected(number)
     print(f"go-libp2p {version}{f' (source {source})' if source else ''}: shims "
           + (", ".join(f"{s.tag} ({s.why})" for s in shims) or "none"), flush=True)
@@ -217,6 +232,30 @@ def build(version: str, source: Path | None) -> dict[str, str | list[str]]:
             "notes": notes}
 
 
+def module_tls(version: str, env: dict[str, str]) -> dict[str, str | list[str]]:
+    """go-libp2p ``version`` before v0.20.0: ./module-tls against the go-libp2p-tls and
+    go-libp2p-core that release required; API mode only."""
+    folder = Path("module-tls").absolute()
+    (folder / "go.mod").write_text(f"module fixturegen/adapters/go-libp2p/module-tls\n\n"
+                                   f"go 1.26.0\n\nrequire {MODULE} {version}\n")
+    (folder / "go.sum").unlink(missing_ok=True)
+    binary = Path("adapter").absolute()
+    binary.unlink(missing_ok=True)
+    code, out = run(["go", "build", "-trimpath", "-o", str(binary), "."], env, cwd=folder)
+    if code != 0:
+        raise Failed(f"go build failed: {first_error(out)}")
+    tls = module_version(MODULE_TLS, env, folder) or "?"
+    core = module_version("github.com/libp2p/go-libp2p-core", env, folder) or "?"
+    print(f"go-libp2p {version}: go-libp2p-tls {tls}, go-libp2p-core {core}", flush=True)
+    said = smoke(binary)
+    if said is not None:
+        print(f"smoke test: {said}", flush=True)
+    return {"version": version, "transports": [],
+            "notes": [f"go-libp2p {version} kept its TLS code in the module go-libp2p-tls {tls} "
+                      f"(keys: go-libp2p-core {core}): API mode only, its handshakes are not "
+                      "built"]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     which = parser.add_mutually_exclusive_group(required=True)
@@ -234,7 +273,8 @@ def main() -> int:
         print(str(exc).replace("\n", " "), flush=True)
         return exc.code
     Path("build-info.json").write_text(json.dumps(info, indent=1) + "\n")
-    print(f"built go-libp2p {info['version']} (transports: {', '.join(info['transports'])})",
+    print(f"built go-libp2p {info['version']} (transports: "
+          f"{', '.join(info['transports']) or 'none, API mode only'})",
           flush=True)
     return 0
 

@@ -134,7 +134,7 @@ SHIPPED: tuple[Adapter, ...] = (
             "p2p/security/tls Transport.SecureOutbound / SecureInbound; QUIC: p2p/transport/quic "
             "Transport.Dial / Listen + Accept",
             transports=("tcp", "quic"), export="go", listener_expects=("tcp",),
-            ecosystem="go", registry_name="github.com/libp2p/go-libp2p", since="v0.20.0"),
+            ecosystem="go", registry_name="github.com/libp2p/go-libp2p", since="v0.8.0"),
     Adapter("js-libp2p", "npm @libp2p/tls", "3.1.10", "js-libp2p-tls", ("node", "./adapter.js"),
             verifier="@libp2p/tls/utils verifyPeerCertificate",
             marker="node_modules/@libp2p/tcp/package.json",

@@ -8,12 +8,18 @@ and an outcome, as ``harness findings`` groups them), the versions where it occu
 version that shows it (``introduced``) and the first built version after the last that shows
 it (``fixed_in``; null while the newest built version still shows it). Versions that could not
 be built are listed with the reason and count for neither.
+
+The certificates each version *makes* are followed the same way (:func:`aggregate_made`, from
+each version's interop stage): a sender flag its certificates carry, a checker that refuses them
+(with whose fault it is), a host key type it fails to make, each a :class:`MadeClass` with the
+versions that show it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -21,12 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixturegen.harness.classes import classes
 from fixturegen.harness.compare import OUTCOMES, Outcome
+from fixturegen.harness.report import blame, tolerated
 from fixturegen.harness.results import ResultsFile
 from fixturegen.model.manifest import json_schema
+from fixturegen.verify.codes import SenderFlag
 from fixturegen.verify.inputs import InputError, printable
 from fixturegen.verify.jsonfile import load_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the interop stage per version (checkers, made)
 
 
 class _Model(BaseModel):
@@ -48,6 +56,10 @@ class VersionRun(_Model):
     entries: list[str] = Field(description="The entries run (NAME, NAME@TRANSPORT-DIRECTION)")
     counts: dict[str, int] = Field(description="Outcomes over all its entries")
     results: str | None = Field(description="Its results.json, relative to the matrix folder")
+    checkers: list[str] = Field(
+        default_factory=list, description="Who checked the certificates this version made in "
+        "its interop stage: the version itself, then the other shipped implementations' pinned "
+        "builds (the reference verifier always does); empty: no interop stage")
 
 
 class VersionedClass(_Model):
@@ -69,6 +81,32 @@ class VersionedClass(_Model):
         description="Runs of consecutive built versions that show it: [first, last]")
 
 
+class MadeClass(_Model):
+    """Something about the certificates an implementation makes, across versions: a sender
+    flag they carry, a checker that refuses them, or a host key type it fails to make."""
+
+    id: str = Field(description="invalid:ERROR, refused:CHECKER:PARTY, sender:FLAG or "
+                    "not-made:KEY:OUTCOME")
+    kind: Literal["invalid", "refused", "sender_flag", "not_made"] = Field(
+        description="invalid: the reference verifier refuses them (the maker's fault; the "
+        "checkers' refusals of those certificates are then right and not listed); refused: a "
+        "checker refuses certificates the reference accepts; sender_flag: they carry one; "
+        "not_made: a host key type the version failed to make")
+    what: str = Field(description="What it is, one line")
+    blame: Literal["maker", "verifier"] | None = Field(
+        description="A refusal's fault: the maker's when a sender flag of the certificate can "
+        "explain it, else the verifier's (null for the other kinds)")
+    versions: dict[str, list[str]] = Field(
+        description="Each version that shows it -> the certificates (or host key types) there")
+    affected: list[str] = Field(description="The versions that show it, oldest first")
+    introduced: str | None = Field(description="The oldest version run that shows it")
+    fixed_in: str | None = Field(
+        description="The first version run after the newest one that shows it (null: the "
+        "newest version run shows it)")
+    ranges: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = Field(
+        description="Runs of consecutive versions run that show it: [first, last]")
+
+
 class MatrixFile(_Model):
     schema_version: int = Field(ge=1, le=SCHEMA_VERSION, description="The format's version: "
                                 "a newer one is refused, not misread")
@@ -81,6 +119,13 @@ class MatrixFile(_Model):
     spec: str = Field(description="The --versions SPEC")
     versions: list[VersionRun] = Field(description="Oldest first")
     classes: list[VersionedClass]
+    made: list[MadeClass] = Field(
+        default_factory=list, description="The certificates each version made (its interop "
+        "stage), across versions; the versions run without one count for nothing here")
+    tolerance: dict[str, list[str]] = Field(
+        default_factory=dict, description="Each other checker -> the sender flags it is shown "
+        "to tolerate (it accepted every corpus case carrying the property), which decides "
+        "whose fault its refusals are")
 
     def built(self) -> list[VersionRun]:
         return [v for v in self.versions if v.built]
@@ -130,28 +175,114 @@ def aggregate(name: str, runs: Sequence[tuple[VersionRun, ResultsFile | None]]
     out: list[VersionedClass] = []
     for (rule, outcome), entry in found.items():
         versions: dict[str, list[str]] = entry["versions"]  # type: ignore[assignment]
-        affected = [v for v in order if v in versions]
-        ranges: list[list[str]] = []
-        for i, version in enumerate(order):
-            if version not in versions:
-                continue
-            if ranges and order[i - 1] == ranges[-1][1]:
-                ranges[-1][1] = version
-            else:
-                ranges.append([version, version])
-        last = order.index(affected[-1])
-        fixed = order[last + 1] if last + 1 < len(order) else None
+        span = _span(order, versions)
         out.append(VersionedClass(
             id=class_id(outcome, rule), rule=rule, outcome=outcome,  # type: ignore[arg-type]
             importance=entry["importance"],  # type: ignore[arg-type]
             cases=list(entry["cases"]),  # type: ignore[call-overload]
-            versions={v: versions[v] for v in affected}, affected=affected,
-            introduced=affected[0], fixed_in=fixed, ranges=ranges))
+            versions={v: versions[v] for v in span.affected}, affected=span.affected,
+            introduced=span.introduced, fixed_in=span.fixed_in, ranges=span.ranges))
     rank = {o: i for i, o in enumerate(("false_accept", "false_reject", "crash", "hang",
                                          "error"))}
     importance = {"critical": 0, "high": 1, "medium": 2, "low": 3, None: 4}
     return sorted(out, key=lambda c: (rank.get(c.outcome, 9), importance[c.importance],
                                       order.index(c.introduced) if c.introduced else 0, c.rule))
+
+
+@dataclass(frozen=True)
+class _Span:
+    affected: list[str]
+    introduced: str
+    fixed_in: str | None
+    ranges: list[list[str]]
+
+
+def _span(order: Sequence[str], versions: dict[str, list[str]]) -> _Span:
+    """Where in ``order`` (the versions run, oldest first) a class shows: the versions, the
+    first, the first after the last, and the runs of consecutive versions."""
+    affected = [v for v in order if v in versions]
+    ranges: list[list[str]] = []
+    for i, version in enumerate(order):
+        if version not in versions:
+            continue
+        if ranges and order[i - 1] == ranges[-1][1]:
+            ranges[-1][1] = version
+        else:
+            ranges.append([version, version])
+    last = order.index(affected[-1])
+    fixed = order[last + 1] if last + 1 < len(order) else None
+    return _Span(affected, affected[0], fixed, ranges)
+
+
+NOT_MADE = ("reject", "hang", "crash", "error")
+
+
+def aggregate_made(name: str, runs: Sequence[tuple[VersionRun, ResultsFile | None]],
+                   tolerance: dict[str, list[str]] | None = None) -> list[MadeClass]:
+    """What the certificates implementation ``name`` made show across ``runs`` (oldest first):
+    only the versions whose results have an interop stage count (a version run without one
+    neither shows a class nor fixes it). A certificate the reference verifier refuses is
+    invalid, the maker's fault, and the checkers that refuse it are right; another checker's
+    refusal is the maker's fault when a sender flag the checker is not shown to tolerate
+    (``tolerance``; the version itself: its own API entry) can explain it."""
+    order: list[str] = []
+    found: dict[str, dict[str, object]] = {}
+
+    def seen(ident: str, kind: str, what: str, party: str | None, version: str,
+             item: str) -> None:
+        entry = found.setdefault(ident, {"kind": kind, "what": what, "blame": party,
+                                         "versions": {}})
+        items = entry["versions"].setdefault(version, [])  # type: ignore[attr-defined]
+        if item not in items:
+            items.append(item)
+
+    for run, results in runs:
+        if not run.built or results is None or results.peer_made is None or not run.checkers:
+            continue
+        made = results.peer_made
+        order.append(run.version)
+        for attempt in made.attempts:
+            if attempt.maker == name and attempt.outcome in NOT_MADE:
+                seen(f"not-made:{attempt.host_key_type}:{attempt.outcome}", "not_made",
+                     f"no {attempt.host_key_type} certificate made ({attempt.outcome})",
+                     None, run.version, attempt.host_key_type)
+        shown = {checker: frozenset(SenderFlag(f) for f in (tolerance or {}).get(checker, ()))
+                 for checker in run.checkers}
+        shown[name] = tolerated(results, name)
+        for cert in made.certificates:
+            if cert.maker != name:
+                continue
+            for note in cert.sender_flags:
+                seen(f"sender:{note.flag.value}", "sender_flag",
+                     f"its certificates carry sender flag {note.flag.value}: "
+                     f"{note.flag.summary}", None, run.version, cert.id)
+            if cert.reference.verdict == "reject":
+                error = cert.reference.error or "refused"
+                seen(f"invalid:{error}", "invalid", f"the reference verifier refuses its "
+                     f"certificates ({error}): they break the spec", "maker", run.version,
+                     cert.id)
+                continue
+            for checker, cell in cert.verifiers.items():
+                fault = blame(cert, cell, shown.get(checker, frozenset()))
+                if fault is None:
+                    continue
+                text = (f"{checker} refuses its certificates, the maker's fault "
+                        f"({', '.join(fault.flags)})" if fault.party == "maker" else
+                        f"{checker} refuses its certificates, the verifier's fault")
+                seen(f"refused:{checker}:{fault.party}", "refused", text, fault.party,
+                     run.version, cert.id)
+    out: list[MadeClass] = []
+    for ident, entry in found.items():
+        versions: dict[str, list[str]] = entry["versions"]  # type: ignore[assignment]
+        span = _span(order, versions)
+        out.append(MadeClass(id=ident, kind=entry["kind"], what=entry["what"],  # type: ignore[arg-type]
+                             blame=entry["blame"],  # type: ignore[arg-type]
+                             versions=versions, affected=span.affected,
+                             introduced=span.introduced, fixed_in=span.fixed_in,
+                             ranges=span.ranges))
+    rank = {"invalid": 0, "refused": 1, "sender_flag": 2, "not_made": 3}
+    return sorted(out, key=lambda c: (rank[c.kind], order.index(c.introduced or order[0]),
+                                      c.id))
 
 
 def counts(results: ResultsFile, name: str) -> dict[str, int]:

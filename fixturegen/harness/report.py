@@ -127,10 +127,24 @@ TOLERANCE_CRITICAL = frozenset({"2.5.29.19", "2.5.29.15", "2.5.29.17"})
 def tolerated(results: ResultsFile, name: str) -> frozenset[SenderFlag]:
     """The sender flags implementation ``name`` is shown to tolerate: its API entry accepted
     every corpus case of the run that carries the property (:data:`TOLERANCE_CASES`)."""
+    return tolerated_by({c.id: c.verdict for impl in results.implementations
+                         if impl.name == name and impl.mode == "api" for c in impl.cases})
+
+
+def tolerance_cases() -> frozenset[str]:
+    """The catalogue's cases that show whether a receiver tolerates a sender flag (those that
+    carry a flag of :data:`TOLERANCE_CASES`)."""
     from fixturegen.cases import CATALOGUE
 
-    verdicts = {c.id: c.verdict for impl in results.implementations
-                if impl.name == name and impl.mode == "api" for c in impl.cases}
+    wanted = set(TOLERANCE_CASES.values())
+    return frozenset(c.id for c in CATALOGUE if wanted & set(c.flags))
+
+
+def tolerated_by(verdicts: dict[str, str | None]) -> frozenset[SenderFlag]:
+    """The sender flags a receiver with these API ``verdicts`` (case id -> verdict) is shown
+    to tolerate: it accepted every case that carries the property, and was sent one."""
+    from fixturegen.cases import CATALOGUE
+
     out: set[SenderFlag] = set()
     for sender, flag in TOLERANCE_CASES.items():
         shown = [c.id for c in CATALOGUE if flag in c.flags and c.id in verdicts]

@@ -16,11 +16,11 @@ from typing import Annotated
 
 import typer
 
-from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT
+from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT, BuildError, Wanted, ensure
 from fixturegen.builds.registries import RegistryError
 from fixturegen.builds.versions import VersionError, parse_spec
 from fixturegen.errors import fail, out_path
-from fixturegen.harness.adapters import BY_NAME
+from fixturegen.harness.adapters import BY_NAME, SHIPPED
 from fixturegen.harness.commands import (
     EXIT_ADAPTER,
     MODES,
@@ -33,6 +33,7 @@ from fixturegen.harness.commands import (
 )
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
 from fixturegen.harness.reasons import ReasonTableError
+from fixturegen.harness.session import Target
 from fixturegen.owned import NotOwned
 from fixturegen.owned import check as may_write
 from fixturegen.versions.check import ENTRIES, EXIT_CANNOT_TELL, CheckError, Good, check
@@ -71,9 +72,14 @@ def matrix(
                                            "first answer.")] = DEFAULT_STARTUP,
     dry_run: Annotated[bool, typer.Option(help="List the versions the SPEC selects, and stop."
                                           )] = False,
+    interop: Annotated[bool, typer.Option(
+        help="Also run the interop stage per version: the certificates it makes, checked by "
+        "it, by every other shipped implementation's pinned build (those built) and by the "
+        "reference verifier.")] = True,
 ) -> None:
     """Run the corpus over many versions of one implementation: per divergence class, the
-    versions that show it, the first that does and the first that no longer does."""
+    versions that show it, the first that does and the first that no longer does; and what the
+    certificates each version makes show (sender flags, refusals), across versions."""
     adapter = BY_NAME.get(impl)
     if adapter is None or not adapter.registry_name:
         fail(f"--impl {impl!r}: give a shipped adapter ({', '.join(BY_NAME)})")
@@ -103,7 +109,8 @@ def matrix(
     base = adapters_folder(adapters)
     peer = fixture_peer(base) if mode != "api" else []
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=mode != "api", timeout=timeout)
-    settings = Settings(mode, timeout, startup, build_timeout, rebuild, fresh)
+    checkers = _checkers(adapter.name, base) if interop else ()
+    settings = Settings(mode, timeout, startup, build_timeout, rebuild, fresh, checkers)
     try:
         result = run_matrix(adapter, spec, chosen, loaded, out, base=base, cache=build_cache(cache),
                             peer_argv=peer, settings=settings, say=say)
@@ -118,6 +125,21 @@ def matrix(
     for v in result.versions:
         if not v.built:
             typer.echo(f"  not built: {v.version}: {v.reason}")
+
+
+def _checkers(subject: str, base: Path) -> tuple[Target, ...]:
+    """The interop stage's checkers of a matrix of ``subject``: every other shipped
+    implementation's pinned build that is built (one that is not is named and left out)."""
+    out: list[Target] = []
+    for other in SHIPPED:
+        if other.name == subject:
+            continue
+        try:
+            built = ensure(other.recipe, base, Wanted(), base)
+            out.append(other.target(base, built))
+        except (BuildError, ReasonTableError) as exc:
+            say(f"matrix: interop: {other.name} checks no certificate: {exc}")
+    return tuple(out)
 
 
 def check_command(

@@ -8,6 +8,13 @@ interrupted matrix keeps what it finished. A version that cannot be built is lis
 reason and the rest go on. A version an earlier run of the same matrix built and ran (same
 corpus seed, same fixturegen) is not run again (``--fresh`` runs every version anew); one it
 could not build is tried again (the build cache remembers a failure until ``--rebuild``).
+
+With ``checkers`` (the other shipped implementations' pinned builds; ``--no-interop`` gives
+none) each version also runs the interop stage: the version makes certificates, and it, every
+checker and the reference verifier check them (:func:`fixturegen.harness.interop.run_interop`,
+into that version's ``results.json``). The matrix follows what those certificates show across
+versions (:func:`fixturegen.harness.matrix.aggregate_made`), so a generator bug has a first and
+a fixed version like any divergence class.
 """
 
 from __future__ import annotations
@@ -23,20 +30,24 @@ from fixturegen.builds.build import BuildError, Wanted, ensure
 from fixturegen.builds.cache import slug
 from fixturegen.builds.registries import Released, released
 from fixturegen.builds.versions import Spec, Version
+from fixturegen.harness import driver
 from fixturegen.harness.adapters import Adapter
+from fixturegen.harness.interop import run_interop
 from fixturegen.harness.matrix import (
     SCHEMA_VERSION,
     MatrixError,
     MatrixFile,
     VersionRun,
     aggregate,
+    aggregate_made,
     counts,
     load_matrix,
 )
 from fixturegen.harness.pagedata import write_reports
 from fixturegen.harness.report import COMMAND as REPORTS
+from fixturegen.harness.report import tolerance_cases, tolerated_by
 from fixturegen.harness.results import ResultsError, ResultsFile, load_results
-from fixturegen.harness.session import Corpus, results_file, run_entries
+from fixturegen.harness.session import Corpus, Target, results_file, run_entries
 from fixturegen.owned import claim, mark, owned_files, write_file
 from fixturegen.versions.render import matrix_html, matrix_markdown
 
@@ -51,6 +62,7 @@ class Settings:
     build_timeout: float
     rebuild: bool = False
     fresh: bool = False
+    checkers: tuple[Target, ...] = ()  # the interop stage's other checkers (none: no stage)
 
 
 def versions(adapter: Adapter, spec: Spec) -> list[Released]:
@@ -74,14 +86,16 @@ def run_matrix(adapter: Adapter, spec: Spec, chosen: Sequence[Released], corpus:
     written = set(owned_files(folder, COMMAND))
     before = {} if settings.fresh else _previous(folder, settings.mode)
     runs: list[tuple[VersionRun, ResultsFile | None]] = []
-    matrix = _matrix(adapter, spec, corpus, settings.mode, runs)
+    tolerance = _tolerance(settings, corpus, say)
+    matrix = _matrix(adapter, spec, corpus, settings.mode, runs, tolerance)
     for number, item in enumerate(chosen, 1):
         v = item.version.text
         rel = f"versions/{slug(v)}"
         earlier = before.get(v)
         results = _load(folder / rel / "results.json") if earlier is not None else None
         if (earlier is not None and earlier.built and results is not None
-                and results.seed == corpus.seed and results.generator == matrix.generator):
+                and results.seed == corpus.seed and results.generator == matrix.generator
+                and _same_checkers(earlier, settings)):
             say(f"matrix: {adapter.name} {v} ({number}/{len(chosen)}): kept from the earlier run")
             runs.append((earlier, results))
         else:
@@ -89,9 +103,40 @@ def run_matrix(adapter: Adapter, spec: Spec, chosen: Sequence[Released], corpus:
             runs.append(_one(adapter, item, corpus, folder / rel, rel, base=base, cache=cache,
                              peer_argv=peer_argv, settings=settings, say=say))
         written |= {f"{rel}/{name}" for name in _files(folder / rel)}
-        matrix = _matrix(adapter, spec, corpus, settings.mode, runs)
+        matrix = _matrix(adapter, spec, corpus, settings.mode, runs, tolerance)
         _write(folder, matrix, written)
     return matrix
+
+
+def _tolerance(settings: Settings, corpus: Corpus, say: Callable[[str], None]
+               ) -> dict[str, list[str]]:
+    """Each checker's tolerance of sender flags, from its API answers to the corpus cases that
+    carry them (:func:`fixturegen.harness.report.tolerance_cases`); a checker without an API,
+    or one that cannot start, is shown to tolerate none."""
+    ids = tolerance_cases()
+    requests = [c.request for c in corpus.api if c.id in ids]
+    out: dict[str, list[str]] = {}
+    for target in settings.checkers:
+        out[target.name] = []
+        if not target.api or not requests:
+            continue
+        try:
+            answers = driver.run(target.argv, requests, timeout=settings.timeout,
+                                 startup=settings.startup)
+        except driver.AdapterStartError as exc:
+            say(f"matrix: interop: {target.name}: {exc}")
+            continue
+        verdicts = {r.id: a.verdict for r, a in zip(requests, answers, strict=True)}
+        out[target.name] = sorted(f.value for f in tolerated_by(verdicts))
+    return out
+
+
+def _same_checkers(earlier: VersionRun, settings: Settings) -> bool:
+    """Whether an earlier run of a version had the interop stage this run wants (a run with
+    other checkers, or none, is run again)."""
+    if not settings.checkers:
+        return not earlier.checkers
+    return earlier.checkers[1:] == [t.name for t in settings.checkers]
 
 
 def _previous(folder: Path, mode: str) -> dict[str, VersionRun]:
@@ -128,10 +173,20 @@ def _one(adapter: Adapter, item: Released, corpus: Corpus, where: Path, rel: str
         start = time.perf_counter()
         done, broken = run_entries(target, corpus, settings.mode, where, peer_argv=peer_argv,
                                    timeout=settings.timeout, startup=settings.startup)
+        peer_made = None
+        checkers: list[str] = []
+        if done and broken is None and settings.checkers:
+            say(f"matrix: {adapter.name} {v}: interop: its certificates, checked by it, "
+                f"{', '.join(t.name for t in settings.checkers)} and the reference")
+            makers = [target, *settings.checkers]
+            peer_made = run_interop(makers, where, timeout=settings.timeout,
+                                    startup=settings.startup, peer_argv=peer_argv,
+                                    makers=[target.name])
+            checkers = [t.name for t in makers]
         seconds = time.perf_counter() - start
     finally:
         built.hold.release()
-    results = results_file(corpus.path, corpus.seed, corpus.cases, done)
+    results = results_file(corpus.path, corpus.seed, corpus.cases, done, peer_made)
     write_reports(results, where)
     if not done:
         return missing(f"cannot run: {broken}", built.seconds)
@@ -139,7 +194,7 @@ def _one(adapter: Adapter, item: Released, corpus: Corpus, where: Path, rel: str
                      build_seconds=round(built.seconds, 1), run_seconds=round(seconds, 1),
                      transports=list(target.transports), notes=list(built.notes),
                      entries=[i.label for i in done], counts=counts(results, adapter.name),
-                     results=f"{rel}/results.json")
+                     results=f"{rel}/results.json", checkers=checkers)
     return run, results
 
 
@@ -155,7 +210,8 @@ def _files(where: Path) -> list[str]:
 
 
 def _matrix(adapter: Adapter, spec: Spec, corpus: Corpus, mode: str,
-            runs: Sequence[tuple[VersionRun, ResultsFile | None]]) -> MatrixFile:
+            runs: Sequence[tuple[VersionRun, ResultsFile | None]],
+            tolerance: dict[str, list[str]]) -> MatrixFile:
     fixed: list[tuple[VersionRun, ResultsFile | None]] = []
     for run, results in runs:
         if run.built and results is not None and not run.counts:
@@ -166,7 +222,9 @@ def _matrix(adapter: Adapter, spec: Spec, corpus: Corpus, mode: str,
                       corpus=str(corpus.path), seed=corpus.seed,
                       mode=mode, spec=spec.text,  # type: ignore[arg-type]
                       versions=[run for run, _ in fixed],
-                      classes=aggregate(adapter.name, fixed))
+                      classes=aggregate(adapter.name, fixed),
+                      made=aggregate_made(adapter.name, fixed, tolerance),
+                      tolerance=tolerance)
 
 
 def _write(folder: Path, matrix: MatrixFile, written: set[str]) -> None:

@@ -38,6 +38,23 @@ def matrix_markdown(m: MatrixFile) -> str:
                          f"{md(cls.fixed_in or 'not fixed')} |")
     else:
         lines.append("No divergence in any version built.")
+    lines += ["", "## The certificates it made", ""]
+    interop = [v for v in built if v.checkers]
+    if not interop:
+        lines.append("No version ran the interop stage (`--no-interop`).")
+    elif m.made:
+        lines += [f"Each version's certificates ({len(interop)} versions), checked by it, "
+                  f"{md(', '.join(interop[-1].checkers[1:]) or 'no other implementation')} "
+                  "and the reference verifier.", "",
+                  "| what | affected versions | first seen | fixed in |", "|---|---|---|---|"]
+        for item in m.made:
+            spans = ", ".join(a if a == b else f"{a} to {b}" for a, b in item.ranges)
+            lines.append(f"| {md(item.what)} | {md(spans)} ({len(item.affected)}) | "
+                         f"{md(item.introduced or '-')} | {md(item.fixed_in or 'not fixed')} |")
+    else:
+        lines.append(f"Nothing to report in the certificates of the {len(interop)} versions "
+                     "that ran the interop stage: every one made, no sender flag, refused by "
+                     "no checker.")
     lines += ["", "## Versions", "", "| version | released | built | entries | false accept | "
               "false reject | hang/crash/error | seconds (build / run) | notes |",
               "|---|---|---|---|---|---|---|---|---|"]
