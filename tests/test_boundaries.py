@@ -9,7 +9,7 @@ from functools import cache
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.hazmat.primitives.serialization import load_der_public_key
 
@@ -312,6 +312,23 @@ def _check_point_form(case_id: str, form: str) -> None:
     assert point[0] in first and len(point) == (65 if form == "hybrid" else 33)
 
 
+def _check_data_form(case_id: str, form: str) -> None:
+    """The Data, read by cryptography (not fixturegen): the right key type's key, in the
+    other form."""
+    data = _host_data(case_id)
+    key_type = dict(_fields(_signed_key(case_id)[0]))[1][-1]
+    if form == "ecdsa-raw-point":
+        assert key_type == 3 and len(data) == 65 and data[0] == 4
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), data)
+        return
+    key = load_der_public_key(data)  # a whole SubjectPublicKeyInfo
+    if form == "ed25519-spki":
+        assert key_type == 1 and isinstance(key, ed25519.Ed25519PublicKey) and len(data) == 44
+    else:
+        assert key_type == 2 and isinstance(key, ec.EllipticCurvePublicKey)
+        assert key.curve.name == "secp256k1"
+
+
 def _check_time(case_id: str, which: str) -> None:
     not_after = _certificate(case_id).not_valid_after_utc
     assert not_after.year == {"generalized-2050": 2050, "utc-2050": 1950}[which]
@@ -339,6 +356,7 @@ CHECKS: dict[str, Callable[[str, object], None]] = {
     "host-key.secp256k1-point": _check_point_form,  # type: ignore[dict-item]
     "host-key.ecdsa-point": _check_point_form,  # type: ignore[dict-item]
     "validity.time-switch": _check_time,  # type: ignore[dict-item]
+    "host-key.data-form": _check_data_form,  # type: ignore[dict-item]
 }
 CASES = [(prop, part) for prop in PROPERTIES for part in prop.partitions
          if part.existing is None]

@@ -769,6 +769,46 @@ boundary(Property(
 ))
 
 
+# -- each key type's Data in the forms the other key types use ------------------------------------
+def _data_form(ctx: BuildContext, form: str) -> Built:
+    """The host key's Data in ``form`` (KEY-FORM): the key type's own key, written as another
+    key type's Data is; the signature is the real key's."""
+    kind, _, shape = form.partition("-")
+    key_type = {"ed25519": "Ed25519", "secp256k1": "Secp256k1", "ecdsa": "ECDSA"}[kind]
+
+    def value(pb: bytes, sig: bytes, host: HostKey) -> bytes:
+        public = host.pair.private.public_key()
+        data = {"spki": lambda: public.public_bytes(
+                    serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo),
+                "raw-point": lambda: _points(host)[1]}[shape]()
+        return signed_key(encode_public_key(KEY_TYPE_CODES[key_type], data), sig)
+
+    return _with_value(ctx, value, ctx.host(key_type))
+
+
+boundary(Property(
+    "host-key.data-form", "host-key",
+    "A P-256 certificate whose host key's Data holds the right key in the form another key "
+    "type's Data takes (raw key, X9.62 point, SubjectPublicKeyInfo, PKCS#1); the signature is "
+    "the real key's.",
+    f"{KEYS_RULE}: Ed25519 Data is the 32-byte key, Secp256k1's the compressed point, ECDSA's "
+    "and RSA's a DER SubjectPublicKeyInfo (PKIX); one encoding per key",
+    (Partition("ed25519-raw", "ed25519-raw", VALID, "Ed25519 Data is the raw 32-byte key.",
+               "matrix.ecdsa_secp256r1_sha256.ed25519.fixed"),
+     Partition("ed25519-spki", "ed25519-spki", HOST_MALFORMED,
+               "Ed25519 Data is the key's 44-byte DER SubjectPublicKeyInfo."),
+     Partition("secp256k1-spki", "secp256k1-spki", HOST_MALFORMED,
+               "Secp256k1 Data is the key's DER SubjectPublicKeyInfo (id-ecPublicKey, "
+               "secp256k1)."),
+     Partition("ecdsa-raw-point", "ecdsa-raw-point", HOST_MALFORMED,
+               "ECDSA (P-256) Data is the bare 65-byte uncompressed point, not a "
+               "SubjectPublicKeyInfo."),
+     Partition("rsa-pkcs1", "rsa-pkcs1", HOST_MALFORMED,
+               "RSA Data is a PKCS#1 RSAPublicKey.", "invalid.host-key.rsa-not-spki")),
+    _data_form, importance="high",
+))
+
+
 # -- validity times at the UTCTime / GeneralizedTime switch ---------------------------------------
 _TIMES: dict[str, tuple[bytes, Verdict, str, str | None]] = {
     "generalized-1949": (b"", VALID, "notBefore 1949-12-31T23:59:59Z as GeneralizedTime",

@@ -395,6 +395,16 @@ def signed_key_third_element(ctx: BuildContext) -> Built:
         der.octet_string(pb), der.octet_string(sig), der.octet_string(b"\x00")))
 
 
+@case("invalid.signed-key.elements-swapped", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="medium", rule=SIGNED_KEY_RULE)
+def signed_key_elements_swapped(ctx: BuildContext) -> Built:
+    """SignedKey holds its two OCTET STRINGs in the other order: the signature first, then the
+    public key (both valid). The first element must be the key; a receiver that tries the other
+    order when the first does not parse accepts a SignedKey no sender may write."""
+    return _with_signed_key(ctx, lambda pb, sig: der.sequence(
+        der.octet_string(sig), der.octet_string(pb)))
+
+
 @case("invalid.signed-key.trailing-bytes", "invalid", ErrorCode.EXTENSION_MALFORMED,
       importance="low", rule=SIGNED_KEY_RULE)
 def signed_key_trailing_bytes(ctx: BuildContext) -> Built:
@@ -618,6 +628,27 @@ def wrong_length(ctx: BuildContext) -> Built:
     """The Ed25519 host signature is cut to 63 bytes."""
     d = ctx.draft()
     v = signed_key(d.host.protobuf, host_signature(d.host, d)[:63])
+    return ctx.built(with_libp2p_value(d, v))
+
+
+@case("invalid.extension-signature.ed25519-signed-message.{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="high",
+      rule="RFC 8032 5.1.6: an Ed25519 signature is 64 bytes (NaCl's signed message, "
+      "signature || message, is not a signature)",
+      each=[{"name": "of-the-payload", "what": "the libp2p handshake message itself"},
+            {"name": "of-another-message", "what": "another certificate key's handshake "
+             "message, which the host key signed"}])
+def ed25519_signed_message(ctx: BuildContext, name: str, what: str) -> Built:
+    """The Ed25519 host signature holds what NaCl's crypto_sign (libsodium, PyNaCl's
+    SigningKey.sign) returns, a signed message: a valid 64-byte signature followed by the
+    message it signs, here {what}. A receiver that opens a signed message where a detached
+    signature belongs verifies the message inside, not the one it should."""
+    d = ctx.draft()
+    if name == "of-the-payload":
+        message = handshake_message(d.cert_key.spki)
+    else:
+        message = handshake_message(ctx.throwaway(KeyKind.P256, "other-certificate").spki)
+    v = signed_key(d.host.protobuf, d.host.sign(message) + message)
     return ctx.built(with_libp2p_value(d, v))
 
 

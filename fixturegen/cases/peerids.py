@@ -17,6 +17,13 @@ import hashlib
 
 from fixturegen.cases.context import BuildContext, Built
 from fixturegen.cases.model import case
+from fixturegen.cases.mutate import (
+    corrupt,
+    host_signature,
+    with_corrupted_self_signature,
+    with_libp2p_value,
+)
+from fixturegen.certs.extension import signed_key
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.peerid import MAX_INLINE_KEY_LENGTH, base58btc, peer_id_multihash
 from fixturegen.identity.protobuf import varint
@@ -144,3 +151,31 @@ def byte_case_folded_case(ctx: BuildContext, host_type: str, name: str) -> Built
     (a verifier that compares the binary PeerIds as text without regard to case accepts it)."""
     host = ctx.host(host_type, source="fixed")
     return ctx.built(ctx.draft(host=host), expect_peer_id=byte_case_folded(host))
+
+
+@case("invalid.peer-id.dialled-but-host-signature-corrupted.{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="critical",
+      rule="tls.md: libp2p Public Key Extension: the receiver MUST verify the signature",
+      each=HOSTS)
+def dialled_but_host_signature_corrupted(ctx: BuildContext, host_type: str, name: str
+                                         ) -> Built:
+    """The caller expects the PeerId of the {host_type} host key this certificate names, but
+    one bit of that key's signature over the certificate key is flipped (the self-signature is
+    valid). A PeerId that matches proves nothing until the signature binds the certificate to
+    it: a verifier that stops at the match accepts anyone who copies a peer's public key (the
+    rule is the signature's; the PeerId the caller expects is the dimension)."""
+    host = ctx.host(host_type, source="fixed")
+    d = ctx.draft(host=host)
+    v = signed_key(host.protobuf, corrupt(host_signature(host, d)))
+    return ctx.built(with_libp2p_value(d, v), expect_peer_id=host.peer_id)
+
+
+@case("invalid.peer-id.dialled-but-self-signature-corrupted", "invalid",
+      ErrorCode.CERTIFICATE_SIGNATURE_INVALID, importance="high",
+      rule="tls.md: Peer Authentication: abort if the self-signature is invalid")
+def dialled_but_self_signature_corrupted(ctx: BuildContext) -> Built:
+    """The caller expects the PeerId of the Ed25519 host key this certificate names (its
+    extension valid), but one bit of the certificate's self-signature is flipped."""
+    host = ctx.host("Ed25519", source="fixed")
+    d = ctx.draft(host=host)
+    return ctx.built(d, files=(with_corrupted_self_signature(d),), expect_peer_id=host.peer_id)
