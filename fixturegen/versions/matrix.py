@@ -6,8 +6,9 @@ version's reports go to ``OUT/versions/VERSION/`` (an ordinary results folder), 
 version ``OUT/matrix.json``, ``OUT/matrix.md`` and ``OUT/index.html`` are written anew, so an
 interrupted matrix keeps what it finished. A version that cannot be built is listed with the
 reason and the rest go on. A version an earlier run of the same matrix built and ran (same
-corpus seed, same fixturegen) is not run again (``--fresh`` runs every version anew); one it
-could not build is tried again (the build cache remembers a failure until ``--rebuild``).
+corpus seed, same fixturegen, same interop checkers) is not run again (``--fresh`` runs every
+version anew); one it could not build is tried again (the build cache remembers a failure
+until ``--rebuild``).
 
 With ``checkers`` (the other shipped implementations' pinned builds; ``--no-interop`` gives
 none) each version also runs the interop stage: the version makes certificates, and it, every
