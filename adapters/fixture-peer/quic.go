@@ -38,7 +38,17 @@ func (c *attempt) quic() error {
 			if conn.ConnectionState().TLS.HandshakeComplete {
 				return nil // complete (a close right behind it is what came after)
 			}
-			return context.Cause(conn.Context())
+			cause := context.Cause(conn.Context())
+			var closed *quic.ApplicationError
+			if errors.As(cause, &closed) && closed.Remote && closed.ErrorCode == 0 {
+				// The client closed normally before its Finished reached us: a client sends an
+				// application close only in 1-RTT packets, whose keys it has once it has
+				// checked our Certificate, CertificateVerify and Finished. So it accepted us;
+				// its Finished was still queued when it closed (quic-go's Dial returns, and a
+				// quick caller closes, before that packet is out).
+				return nil
+			}
+			return cause
 		})
 		if err != nil {
 			return err
