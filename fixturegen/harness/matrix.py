@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -81,19 +81,23 @@ class VersionedClass(_Model):
         description="Runs of consecutive built versions that show it: [first, last]")
 
 
+MadeKind = Literal["invalid", "refused", "sender_flag", "not_made"]
+Party = Literal["maker", "verifier"]
+
+
 class MadeClass(_Model):
     """Something about the certificates an implementation makes, across versions: a sender
     flag they carry, a checker that refuses them, or a host key type it fails to make."""
 
     id: str = Field(description="invalid:ERROR, refused:CHECKER:PARTY, sender:FLAG or "
                     "not-made:KEY:OUTCOME")
-    kind: Literal["invalid", "refused", "sender_flag", "not_made"] = Field(
+    kind: MadeKind = Field(
         description="invalid: the reference verifier refuses them (the maker's fault; the "
         "checkers' refusals of those certificates are then right and not listed); refused: a "
         "checker refuses certificates the reference accepts; sender_flag: they carry one; "
         "not_made: a host key type the version failed to make")
     what: str = Field(description="What it is, one line")
-    blame: Literal["maker", "verifier"] | None = Field(
+    blame: Party | None = Field(
         description="A refusal's fault: the maker's when a sender flag of the certificate can "
         "explain it, else the verifier's (null for the other kinds)")
     versions: dict[str, list[str]] = Field(
@@ -217,6 +221,17 @@ def _span(order: Sequence[str], versions: dict[str, list[str]]) -> _Span:
 NOT_MADE = ("reject", "hang", "crash", "error")
 
 
+@dataclass
+class _Made:
+    """A :class:`MadeClass` while it is gathered: the versions that show it, with their
+    certificates (or host key types)."""
+
+    kind: MadeKind
+    what: str
+    blame: Party | None
+    versions: dict[str, list[str]] = field(default_factory=dict)
+
+
 def aggregate_made(name: str, runs: Sequence[tuple[VersionRun, ResultsFile | None]],
                    tolerance: dict[str, list[str]] | None = None) -> list[MadeClass]:
     """What the certificates implementation ``name`` made show across ``runs`` (oldest first):
@@ -226,13 +241,12 @@ def aggregate_made(name: str, runs: Sequence[tuple[VersionRun, ResultsFile | Non
     refusal is the maker's fault when a sender flag the checker is not shown to tolerate
     (``tolerance``; the version itself: its own API entry) can explain it."""
     order: list[str] = []
-    found: dict[str, dict[str, object]] = {}
+    found: dict[str, _Made] = {}
 
-    def seen(ident: str, kind: str, what: str, party: str | None, version: str,
+    def seen(ident: str, kind: MadeKind, what: str, party: Party | None, version: str,
              item: str) -> None:
-        entry = found.setdefault(ident, {"kind": kind, "what": what, "blame": party,
-                                         "versions": {}})
-        items = entry["versions"].setdefault(version, [])  # type: ignore[attr-defined]
+        items = found.setdefault(ident, _Made(kind, what, party)).versions.setdefault(
+            version, [])
         if item not in items:
             items.append(item)
 
@@ -273,11 +287,9 @@ def aggregate_made(name: str, runs: Sequence[tuple[VersionRun, ResultsFile | Non
                      run.version, cert.id)
     out: list[MadeClass] = []
     for ident, entry in found.items():
-        versions: dict[str, list[str]] = entry["versions"]  # type: ignore[assignment]
-        span = _span(order, versions)
-        out.append(MadeClass(id=ident, kind=entry["kind"], what=entry["what"],  # type: ignore[arg-type]
-                             blame=entry["blame"],  # type: ignore[arg-type]
-                             versions=versions, affected=span.affected,
+        span = _span(order, entry.versions)
+        out.append(MadeClass(id=ident, kind=entry.kind, what=entry.what, blame=entry.blame,
+                             versions=entry.versions, affected=span.affected,
                              introduced=span.introduced, fixed_in=span.fixed_in,
                              ranges=span.ranges))
     rank = {"invalid": 0, "refused": 1, "sender_flag": 2, "not_made": 3}
