@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-under-load test-slow lint generated docs docs-check bench bench-handshake adapters conformance builds-check matrix mutation clean distclean
+.PHONY: fixtures test test-fast test-under-load test-slow lint generated docs docs-check bench bench-handshake bench-ci-job adapters conformance builds-check matrix mutation clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ bench: $(STAMP)
 # The handshake profile: 50 handshakes per adapter, transport, direction and certificate scheme.
 bench-handshake: $(STAMP) adapters
 	$(PY) benchmarks/bench.py --handshake
+
+# The CI job of docs/guides/ci.md per implementation (IMPLS=... for some): a wheel of this
+# checkout, the pinned release's source as a checkout; the first run of the tree, then again
+# with a warm cache (target: under a minute).
+bench-ci-job: $(STAMP)
+	$(PY) -m tools.cijob $(IMPLS)
 
 # The shipped harness adapters, built from their registries at pinned versions.
 adapters:

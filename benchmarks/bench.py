@@ -47,6 +47,7 @@ from fixturegen.output.writer import generate, render_all
 from fixturegen.verify import Verifier
 from fixturegen.verify.identity import decode_public_key
 from fixturegen.verify.transcript import TranscriptChecker
+from fixturegen.versions.profile import run_id
 
 OPENSSL_PIPELINE_MS = 230.0  # SPEC section 5, measured on this machine kind
 SEED = b"libp2p-fixturegen"
@@ -535,7 +536,7 @@ def bench_handshakes(out: Path, names: list[str], n: int = 50) -> None:
                     case = by_id[fixture]
                     request = case.case.request
                     runs = [replace(case, case=replace(case.case, request=request.model_copy(
-                        update={"id": f"{fixture}#{i}"}))) for i in range(n)]
+                        update={"id": run_id(fixture, i)}))) for i in range(n)]
                     entry = run_handshake(target, [str(base / PEER)], runs, transport,
                                           direction, timeout=20.0, startup=60.0,
                                           stderr_path=None)

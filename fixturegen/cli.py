@@ -16,7 +16,6 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-# typer (0.2x) vendors click; its exceptions are what a usage error raises.
 from fixturegen import __version__
 from fixturegen.errors import (
     EXIT_INTERRUPTED,
@@ -27,6 +26,9 @@ from fixturegen.errors import (
     stopped_code,
 )
 from fixturegen.fuzz.commands import fuzz as fuzz_command
+
+# typer (0.2x) vendors click; its exceptions are what a usage error raises.
+from fixturegen.harness.adapters import ADAPTERS_HELP
 from fixturegen.harness.commands import harness_app
 from fixturegen.importer.commands import import_command
 from fixturegen.keys import KeyPair
@@ -176,15 +178,9 @@ def _user_key(path: Path | None) -> KeyPair | None:
 
 
 def corpus_check(staged: Path, manifest: object) -> str | None:
-    from fixturegen.verify.manifest_check import check_manifest, format_table
-    from fixturegen.verify.transcript import TranscriptChecker, check_transcripts
-    from fixturegen.verify.verifier import Verifier
+    from fixturegen.verify.corpus_check import check_corpus
 
-    verifier = Verifier()
-    problems, _ = check_manifest(staged / "manifest.json", verifier)
-    if (staged / "transcripts.json").exists():
-        problems += check_transcripts(staged / "transcripts.json", TranscriptChecker(verifier))[0]
-    return format_table(problems) if problems else None
+    return check_corpus(staged, manifest)
 
 
 RESULTS = ("valid", "invalid", "acceptable")
@@ -388,7 +384,7 @@ def keys_list() -> None:
 @app.command()
 def doctor(
     adapters: Annotated[Path | None, typer.Option(
-        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+        help=ADAPTERS_HELP)
     ] = None,
 ) -> None:
     """Which shipped adapters are built here, which can be built (`make adapters`), and what

@@ -310,12 +310,19 @@ def test_recorded_versions_are_the_pinned_ones(adapter: str) -> None:
 
 
 def test_the_shipped_adapters_folder_is_found_or_named(tmp_path: Path) -> None:
-    """Adapters live in a checkout: from elsewhere, one line says how to point at them."""
+    """From elsewhere, this checkout's fixturegen (an editable install) finds the checkout's
+    adapters; a folder that is not one is named in one line (an installed wheel's own copy:
+    tests/test_installed.py, tests/test_package.py)."""
     env = {k: v for k, v in os.environ.items() if k != "FIXTUREGEN_ADAPTERS"}
     run = partial(subprocess.run, capture_output=True, text=True, timeout=120)
     away = run([sys.executable, "-m", "fixturegen", "harness", "list"], cwd=tmp_path, env=env)
-    assert away.returncode == 2 and away.stdout == ""
-    lines = away.stderr.splitlines()
+    assert away.returncode == 0, away.stderr
+    assert away.stdout == run([sys.executable, "-m", "fixturegen", "harness", "list"],
+                              cwd=ROOT, env=env).stdout
+    wrong = run([sys.executable, "-m", "fixturegen", "harness", "list"], cwd=tmp_path,
+                env={**env, "FIXTUREGEN_ADAPTERS": str(tmp_path)})
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    lines = wrong.stderr.splitlines()
     assert len(lines) == 1 and "--adapters DIR" in lines[0] and "FIXTUREGEN_ADAPTERS" in lines[0]
     given = run([sys.executable, "-m", "fixturegen", "harness", "list", "--adapters",
                  str(ADAPTERS)], cwd=tmp_path, env=env)

@@ -971,7 +971,7 @@ def test_matrix_md_writes_registry_and_file_text_as_text() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| 1.0"))
     assert len(re.split(r"(?<!\\)\|", row)) == 11  # nine cells: no | broke out of one
     assert "1.0\\<img src=x onerror=alert(1)\\>\\|x" in text and "p\\|q" in text
-    assert "(seed ``s`x``)" in text and "\\[a\\](b)" in text
+    assert "(seed ``s`x``, catalogue" in text and "\\[a\\](b)" in text
 
 
 @pytest.mark.parametrize("body", ["MIIB====", "MIIBAA=", "MI=IB", "MIIBA==="])

@@ -7,6 +7,7 @@ the shipped adapters' own builds are checked in tests/test_any_build.py."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -266,3 +267,16 @@ def test_the_matrix_command_refuses_its_out_before_asking_a_registry(tmp_path: P
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr == f"fixturegen: error: {fifo} exists and is not a folder (a file, FIFO " \
                          "or device)\n"
+
+
+def test_a_profile_handshake_id_is_a_case_id() -> None:
+    """A profile repeats one case's handshake under ids of its own; each must pass the check
+    every result's id passes (a '#' in them once stopped every profile with a traceback)."""
+    from fixturegen.harness.results import CaseResult
+    from fixturegen.versions.profile import run_id
+
+    ids = {run_id("matrix.ed25519.ed25519.fixed", n) for n in range(3)}
+    assert len(ids) == 3
+    pattern = CaseResult.model_json_schema()["properties"]["id"]["pattern"]
+    assert all(re.fullmatch(pattern, i) for i in ids)
+    assert not re.fullmatch(pattern, "matrix.ed25519.ed25519.fixed#0")

@@ -235,6 +235,31 @@ def limits_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- cases by release ---------------------------------------------------------------------------
+
+def releases_page() -> str:
+    from fixturegen.cases import releases
+
+    lines = [_head("fixturegen/data/releases.json"), "# Cases by release", "",
+             "Which cases each fixturegen release added to the catalogue and removed from it, "
+             "newest first. Every report names the catalogue version it ran "
+             "(`CASES-DIGEST`: the number of cases and a digest of each one's id, expected "
+             "result, error and flags), so a new divergence on a case a release added can be "
+             "told from a regression. The entry of the version being made follows the "
+             "catalogue; a released entry never changes.", ""]
+    for r, added, removed in reversed(releases.changes(releases.updated(releases.load()))):
+        when = f"released {r.released}" if r.released else "not released yet"
+        lines += [f"## {r.version}", "",
+                  f"{when}; catalogue `{r.catalogue}`, {len(r.cases)} cases.", ""]
+        if len(added) == len(r.cases):
+            lines += [f"The first release: every case of the catalogue ({len(added)}), listed "
+                      "by family in the [case catalogue](cases/index.md).", ""]
+            continue
+        for what, ids in (("Added", added), ("Removed", removed)):
+            lines += [f"{what} ({len(ids)}):", ""] + [f"- `{i}`" for i in ids] + [""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 # -- the shipped adapters -----------------------------------------------------------------------
 
 def adapters_page() -> str:
@@ -816,6 +841,7 @@ def pages() -> dict[Path, str]:
     ref = DOCS / "reference"
     out = {ref / "cli.md": cli_page(), ref / "checks.md": checks_page(),
            ref / "limits.md": limits_page(), ref / "adapters.md": adapters_page(),
+           ref / "releases.md": releases_page(),
            ref / "formats" / "index.md": formats_index(),
            ref / "cases" / "index.md": cases_index(),
            ref / "cases" / "transcripts.md": transcripts_page()}

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from fixturegen.cases import releases
 from fixturegen.fuzz.report import fuzz_schema
 from fixturegen.harness.matrix import matrix_schema
 from fixturegen.harness.protocol import MESSAGES
@@ -37,6 +38,7 @@ def expected() -> dict[Path, str]:
     """Every generated file, by path, as the code makes it now."""
     out = {ROOT / "fixturegen/schemas" / f"{name}.schema.json": dumps(make())
            for name, make in SCHEMAS.items()}
+    out[releases.PATH] = releases.text(releases.updated(releases.load()))
     out |= docpages.pages()
     return out
 

@@ -185,6 +185,9 @@ def ensure(recipe: Recipe, adapters: Path, wanted: Wanted, cache: Path, *,
     holds a shared lock on its folder until ``built.hold.release()``. Raises BuildError."""
     if wanted.pinned:
         folder = adapters / recipe.folder
+        if not (folder / recipe.marker).exists() and is_installed_copy(adapters):
+            build_in_place(adapters, recipe.name, f"{recipe.folder}/{recipe.marker}",
+                           timeout=timeout, say=say)
         if not (folder / recipe.marker).exists():
             raise BuildError(f"{recipe.name} {recipe.pinned}: not built: run 'make adapters' "
                              f"(adapters/build {recipe.name})")
@@ -277,6 +280,57 @@ def _write_record(folder: Path, record: dict[str, Any]) -> None:
     os.replace(staged, folder / BUILD_JSON)
 
 
+#: The file an installed fixturegen's working copy of its adapters carries
+#: (``fixturegen.harness.adapters.installed_adapters``): there, a pinned adapter that is not
+#: built yet is built on first use, as ``make adapters`` builds a checkout's.
+COPIED = ".copied"
+
+
+def is_installed_copy(adapters: Path) -> bool:
+    return (adapters / COPIED).is_file()
+
+
+def build_in_place(adapters: Path, name: str, marker: str, *,
+                   timeout: float = DEFAULT_BUILD_TIMEOUT, say: Any = None) -> None:
+    """Build one shipped adapter (or the fixture peer) where it is, with ``adapters/build
+    NAME``, under a lock (two runs build it once); ``marker`` is the path, under ``adapters``,
+    that the build leaves. The log is ``adapters/.build-NAME.log``. Raises BuildError."""
+    with Hold(adapters / ".pinned.lock", exclusive=True):
+        folder = adapters / marker
+        if folder.exists():
+            return
+        log_path = adapters / f".build-{name}.log"
+        if say is not None:
+            say(f"building {name} (pinned) in {adapters} (log: {log_path})")
+        result = _run_logged([str(adapters / "build"), name], adapters, log_path, timeout)
+        if isinstance(result, str):
+            raise BuildError(f"{name}: {result} (log: {log_path})", log=log_path)
+        if result != 0:
+            raise BuildError(f"{name}: cannot build: {_reason(log_path)} (log: {log_path})",
+                             log=log_path)
+
+
+def _run_logged(argv: list[str], cwd: Path, log_path: Path, timeout: float,
+                env: dict[str, str] | None = None) -> int | str:
+    """Run ``argv`` in ``cwd``, its output to ``log_path``, in its own process group (killed
+    whole on a timeout or an interrupt): its exit status, or why it did not finish (one line)."""
+    with open(log_path, "wb") as log:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        except OSError as exc:
+            return f"cannot run {argv[0]}: {exc.strerror or exc}"
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return f"timed out after {timeout:g} s"
+        except BaseException:
+            _kill(proc)
+            raise
+
+
 def _run_build(folder: Path, wanted: Wanted, shared: Path, timeout: float) -> tuple[str, bool]:
     """Run the adapter's build script in ``folder``; ("ok" | why, whether the request was
     wrong). The script runs in its own process group, killed whole on a timeout or an
@@ -285,24 +339,12 @@ def _run_build(folder: Path, wanted: Wanted, shared: Path, timeout: float) -> tu
             else ["--version", str(wanted.version)])
     shared.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "FIXTUREGEN_SHARED": str(shared)}
-    with open(folder / LOG, "wb") as log:
-        try:
-            proc = subprocess.Popen([str(folder / "build"), *args], cwd=folder, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
-        except OSError as exc:
-            return f"cannot run {folder / 'build'}: {exc.strerror or exc}", False
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return f"timed out after {timeout:g} s", False
-        except BaseException:
-            _kill(proc)
-            raise
-    if code == 0:
+    result = _run_logged([str(folder / "build"), *args], folder, folder / LOG, timeout, env)
+    if isinstance(result, str):
+        return result, False
+    if result == 0:
         return "ok", False
-    return f"exit {code}", code == EXIT_NOT_SERVED
+    return f"exit {result}", result == EXIT_NOT_SERVED
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

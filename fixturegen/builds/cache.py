@@ -27,9 +27,11 @@ from pathlib import Path
 
 ENV = "FIXTUREGEN_CACHE"
 #: Folders a source tree's content hash leaves out wherever they are: version control, package
-#: installs and caches (never source).
+#: installs and caches (never source), and what the CI job of docs/guides/ci.md keeps in a
+#: checkout (its reports, its known list): a second run of an unchanged tree is not a rebuild.
 UNHASHED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".mypy_cache",
-                      ".pytest_cache", ".ruff_cache", ".tox", ".nox"})
+                      ".pytest_cache", ".ruff_cache", ".tox", ".nox", "fixturegen-report",
+                      ".fixturegen"})
 #: Folders left out only when they are what their name says: a folder named so that lacks the
 #: marker is source like any other (a ``src/target/`` module is hashed).
 BUILD_OUTPUTS = {"target": "CACHEDIR.TAG", ".venv": "pyvenv.cfg"}

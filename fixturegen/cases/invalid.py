@@ -25,7 +25,14 @@ from fixturegen.cases.mutate import (
     with_rsa_pss_key,
 )
 from fixturegen.certs import der
-from fixturegen.certs.builder import derived_serial, draft
+from fixturegen.certs.builder import (
+    OID_COMMON_NAME,
+    OID_ORGANIZATION,
+    assemble,
+    derived_serial,
+    draft,
+    name,
+)
 from fixturegen.certs.extension import (
     extension,
     handshake_message,
@@ -33,6 +40,7 @@ from fixturegen.certs.extension import (
     signed_key,
 )
 from fixturegen.certs.schemes import SCHEMES, SigningAlgorithm
+from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
 from fixturegen.keys import KeyKind
 from fixturegen.verify.codes import ErrorCode, Flag
@@ -53,6 +61,32 @@ def self_signature_corrupted(ctx: BuildContext, scheme: str) -> Built:
     """One bit of the {scheme} self-signature is flipped; everything else, the extension
     signature included, is valid."""
     d = ctx.draft(scheme)
+    return ctx.built(d, files=(with_corrupted_self_signature(d),))
+
+
+@case("invalid.self-signature-raw-r-s.{scheme}", "invalid",
+      ErrorCode.CERTIFICATE_SIGNATURE_INVALID, importance="high",
+      rule=f"{TLS}: abort if the self-signature is invalid",
+      each=[{"scheme": "ecdsa_secp256r1_sha256", "size": 32},
+            {"scheme": "ecdsa_secp384r1_sha384", "size": 48}])
+def self_signature_raw_r_s(ctx: BuildContext, scheme: str, size: int) -> Built:
+    """The {scheme} self-signature is the raw r||s (IEEE P1363, WebCrypto's) form of a valid
+    signature over the tbsCertificate, not the DER Ecdsa-Sig-Value RFC 3279 2.2.3 requires: a
+    verifier that falls back to r||s when DER decoding fails accepts it."""
+    d = ctx.draft(scheme)
+    tbs = d.tbs_der()
+    signature = raw_ecdsa(d.signature(tbs), size)
+    return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(), signature),))
+
+
+@case("invalid.issuer-differs-from-subject.self-signature-corrupted", "invalid",
+      ErrorCode.CERTIFICATE_SIGNATURE_INVALID, importance="high",
+      rule=f"{TLS}: abort if the self-signature is invalid")
+def issuer_differs_self_signature_corrupted(ctx: BuildContext) -> Built:
+    """Issuer and subject differ (acceptable.issuer-differs-from-subject) and one bit of the
+    self-signature is flipped: a verifier that checks the self-signature only of a self-issued
+    certificate (issuer = subject) lets it through."""
+    d = ctx.draft(issuer=name((OID_ORGANIZATION, "fixturegen"), (OID_COMMON_NAME, "other CA")))
     return ctx.built(d, files=(with_corrupted_self_signature(d),))
 
 
@@ -607,6 +641,42 @@ def raw_r_s(ctx: BuildContext, host_type: str, name: str) -> Built:
     host = ctx.host(host_type)
     d = ctx.draft(host=host)
     v = signed_key(host.protobuf, raw_ecdsa(host_signature(host, d), 32))
+    return ctx.built(with_libp2p_value(d, v))
+
+
+#: Host key types whose own key can be a certificate key, each with that key's scheme.
+SAME_FAMILY_KEYS = [{"host_type": "Ed25519", "scheme": "ed25519", "name": "ed25519"},
+                    {"host_type": "ECDSA", "scheme": "ecdsa_secp256r1_sha256",
+                     "name": "ecdsa-p256"}]
+
+
+@case("invalid.extension-signature.by-certificate-key.{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="critical",
+      rule=f"{EXT}: the host key signs the certificate's public key",
+      each=SAME_FAMILY_KEYS)
+def by_certificate_key(ctx: BuildContext, host_type: str, scheme: str, name: str) -> Built:
+    """The SignedKey names a {host_type} host key, but its signature over
+    libp2p-tls-handshake:SPKI was made by the certificate key (a {scheme} key, so the
+    signature has the host key type's form): anyone can make it, and a verifier that also
+    tries the certificate key binds no host key to the certificate."""
+    host = ctx.host(host_type)
+    d = ctx.draft(scheme, host=host)
+    v = signed_key(host.protobuf, HostKey(d.cert_key).sign(handshake_message(d.cert_key.spki)))
+    return ctx.built(with_libp2p_value(d, v))
+
+
+@case("invalid.host-key-is-certificate-key.signature-corrupted.{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="critical",
+      rule=f"{EXT}: the host key's signature must verify",
+      each=SAME_FAMILY_KEYS)
+def host_is_certificate_key_corrupted(ctx: BuildContext, host_type: str, scheme: str,
+                                      name: str) -> Built:
+    """The {host_type} host key is the certificate key too (its valid twin:
+    host-key-is-certificate-key.{name}), and one bit of its extension signature is flipped: a
+    verifier that skips the host signature when the two keys are the same accepts it."""
+    host = ctx.host(host_type)
+    d = ctx.draft(scheme, cert_key=host.pair, host=host)
+    v = signed_key(host.protobuf, corrupt(host_signature(host, d)))
     return ctx.built(with_libp2p_value(d, v))
 
 

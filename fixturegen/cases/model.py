@@ -128,6 +128,20 @@ class Case:
 CATALOGUE: list[Case] = []
 
 
+def catalogue_version(cases: Iterable[Case] | None = None) -> str:
+    """The catalogue's version, ``COUNT-DIGEST``: how many cases, and the first 12 hex digits
+    of a SHA-256 over each case's id, expected result, error code and flags (sorted by id). It
+    changes exactly when a case is added, removed or expects something else, so a report read
+    beside another tells a new case from a new divergence; the certificates' bytes are fixed
+    by the fixturegen version and the seed."""
+    chosen = sorted(CATALOGUE if cases is None else cases, key=lambda c: c.id)
+    digest = hashlib.sha256()
+    for c in chosen:
+        line = "\t".join((c.id, c.result, c.error or "", ",".join(sorted(c.flags))))
+        digest.update(line.encode() + b"\n")
+    return f"{len(chosen)}-{digest.hexdigest()[:12]}"
+
+
 def describe(text: str) -> str:
     """A docstring as one line."""
     return " ".join(inspect.cleandoc(text).split())

@@ -4,6 +4,7 @@ throwaway certificate keys; the critical-extension variants; larger RSA moduli."
 from __future__ import annotations
 
 from fixturegen.cases.context import BuildContext, Built
+from fixturegen.cases.invalid import SAME_FAMILY_KEYS
 from fixturegen.cases.model import Result, case
 from fixturegen.certs.schemes import SCHEMES
 from fixturegen.keys import HOST_KEY_TYPES, KeyKind, Source
@@ -74,3 +75,15 @@ def host_ecdsa_p384(ctx: BuildContext) -> Built:
     """A valid P-256 certificate whose host key is ECDSA on P-384: the host signature is still
     over SHA-256 (peer-ids.md: ECDSA signs SHA-256 of the message on every curve)."""
     return ctx.built(ctx.draft(host=ctx.host("ECDSA", kind=KeyKind.P384)))
+
+
+@case("host-key-is-certificate-key.{name}", "valid", rule=RULE + " (the certificate key "
+      "SHOULD NOT be related to the host key: a sender's rule; nothing tells a receiver to "
+      "abort)", each=SAME_FAMILY_KEYS)
+def host_key_is_certificate_key(ctx: BuildContext, host_type: str, scheme: str,
+                                name: str) -> Built:
+    """The {host_type} host key is the certificate key too: one key pair signs the certificate
+    and, over its own SubjectPublicKeyInfo, the libp2p extension. Both signatures are valid.
+    The valid twin of invalid.host-key-is-certificate-key.signature-corrupted.{name}."""
+    host = ctx.host(host_type)
+    return ctx.built(ctx.draft(scheme, cert_key=host.pair, host=host))

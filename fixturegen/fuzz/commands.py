@@ -18,7 +18,13 @@ from typing import Annotated
 import typer
 
 from fixturegen.errors import fail, out_path, seed_option
-from fixturegen.harness.adapters import BY_NAME, SHIPPED, AdaptersNotFound, adapters_dir
+from fixturegen.harness.adapters import (
+    ADAPTERS_HELP,
+    BY_NAME,
+    SHIPPED,
+    AdaptersNotFound,
+    adapters_dir,
+)
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT, AdapterStartError
 from fixturegen.harness.reasons import ReasonTableError
 from fixturegen.harness.session import Target
@@ -46,7 +52,7 @@ def fuzz(
         parser=out_path, help="The report folder (replaced only on success).")
                    ] = Path("fuzz-report"),
     adapters: Annotated[Path | None, typer.Option(
-        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+        help=ADAPTERS_HELP)
     ] = None,
     timeout: Annotated[float, typer.Option(min=0.1, max=600.0, help="Seconds per mutant.")
                        ] = DEFAULT_TIMEOUT,

@@ -4,21 +4,30 @@ Each adapter is built from its package registry by ``adapters/build`` (``make ad
 version below is the one its lock file pins (``tests/test_harness.py`` checks they agree), and
 it is recorded in every results file.
 
-The adapters are source trees with lock files, built on the machine: they live in a fixturegen
-checkout's ``adapters/`` folder, not in the installed package. :func:`adapters_dir` finds that
-folder: ``--adapters DIR``, else ``$FIXTUREGEN_ADAPTERS``, else ``./adapters`` (the checkout
-the command runs in, as ``make conformance`` does). The fixture peer, the harness's own side of
-a handshake, is built there too (``fixture-peer/``, :data:`PEER`).
+The adapters are source trees with lock files, built on the machine. A checkout has them in its
+``adapters/`` folder; an installed fixturegen (the wheel) carries the same files in
+``fixturegen/shipped/adapters`` (``setup.py`` copies them there, less what
+``adapters/.gitignore`` names as build output) and builds them in a copy in the user's cache,
+never in the installed package. :func:`adapters_dir` finds the folder: ``--adapters DIR``, else
+``$FIXTUREGEN_ADAPTERS``, else ``./adapters`` when it is a fixturegen adapters folder (a
+checkout, as ``make conformance`` runs), else the checkout an editable install runs from, else
+the installed copy, put in ``CACHE/adapters/VERSION-DIGEST/`` the first time
+(:func:`installed_adapters`). The fixture peer, the harness's own side of a handshake, is built
+there too (``fixture-peer/``, :data:`PEER`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from fixturegen.builds.build import Built, Recipe
+from fixturegen import __version__
+from fixturegen.builds.build import COPIED, Built, Recipe
+from fixturegen.builds.cache import CacheError, Hold, cache_root, tree_hash
 from fixturegen.builds.registries import Ecosystem
 from fixturegen.harness.reasons import ReasonTable, load_table, table_path
 
@@ -26,25 +35,87 @@ if TYPE_CHECKING:
     from fixturegen.harness.session import Target
 
 ENV = "FIXTUREGEN_ADAPTERS"
+#: The --adapters option's help, in every command that has it.
+ADAPTERS_HELP = ("The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters, "
+                 "else the installed fixturegen's own, copied into the build cache).")
 
 
 class AdaptersNotFound(Exception):
     """No folder of shipped adapters where one was looked for (a usage error)."""
 
 
-def adapters_dir(given: Path | None = None) -> Path:
-    """The folder holding the shipped adapters (it has their ``build`` script)."""
+#: Where an installed fixturegen carries the shipped adapters (``setup.py`` puts them there).
+PACKAGED = Path(__file__).resolve().parent.parent / "shipped" / "adapters"
+#: The checkout an editable install (``pip install -e``) runs from.
+CHECKOUT = Path(__file__).resolve().parents[2] / "adapters"
+
+
+def is_adapters_folder(base: Path) -> bool:
+    """Whether ``base`` holds fixturegen's shipped adapters (their ``build`` script and the
+    fixture peer's): another project's ``adapters/`` folder is not taken for it."""
+    return (base / "build").is_file() and (base / "fixture-peer" / "build").is_file()
+
+
+def adapters_dir(given: Path | None = None, cache: Path | None = None) -> Path:
+    """The folder holding the shipped adapters (it has their ``build`` script); the installed
+    copy is put in the build cache (``cache``, else the default) the first time."""
     if given is not None:
         base, how = given, "--adapters"
     elif os.environ.get(ENV):
         base, how = Path(os.environ[ENV]), f"${ENV}"
     else:
-        base, how = Path("adapters"), "./adapters"
+        for base in (Path("adapters"), CHECKOUT):
+            if is_adapters_folder(base):
+                return base.absolute()
+        if is_adapters_folder(PACKAGED):
+            try:
+                return installed_adapters(PACKAGED, cache)
+            except (CacheError, OSError) as exc:
+                raise AdaptersNotFound(f"cannot copy the installed adapters into the build "
+                                       f"cache: {exc}") from None
+        raise AdaptersNotFound(
+            "no fixturegen adapters folder: this fixturegen was installed without its adapters "
+            f"and ./adapters is not one; pass --adapters DIR or set {ENV}")
     if not (base / "build").is_file():
         raise AdaptersNotFound(
             f"{how} ({base}) is not a fixturegen adapters folder (no 'build' in it): run from "
             f"a fixturegen checkout, or pass --adapters DIR or set {ENV}")
     return base.absolute()
+
+
+def installed_adapters(packaged: Path, cache: Path | None = None) -> Path:
+    """The installed adapters' working copy, ``CACHE/adapters/VERSION-DIGEST/``: made the first
+    time (copied whole, then renamed into place under a lock, so a half copy is never used),
+    built there by ``adapters/build`` like a checkout's. DIGEST is a hash of the packaged files,
+    so another fixturegen (or a changed adapter) gets a copy of its own; deleting it is safe."""
+    root = cache_root(cache) / "adapters"
+    root.mkdir(parents=True, exist_ok=True)
+    dest = root / f"{__version__}-{tree_hash(packaged)[:16]}"
+    done = dest / COPIED
+    if done.is_file():
+        return dest
+    with Hold(root / f"{dest.name}.lock", exclusive=True):
+        if done.is_file():
+            return dest
+        if dest.exists():  # a copy left half made by a run that was killed
+            shutil.rmtree(dest)
+        staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=root))
+        try:
+            # less the byte code pip compiled in site-packages (never source)
+            shutil.copytree(packaged, staging, dirs_exist_ok=True, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            for path in staging.rglob("*"):
+                if path.is_file() and not path.is_symlink():
+                    with path.open("rb") as handle:
+                        script = handle.read(2) == b"#!"
+                    # a wheel may drop the executable bit: every script gets it back
+                    path.chmod(0o755 if script else 0o644)
+            (staging / COPIED).write_text(f"fixturegen {__version__}\n", encoding="utf-8")
+            staging.rename(dest)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return dest
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,16 @@ from fixturegen.builds.build import (
     DEFAULT_BUILD_TIMEOUT,
     BuildError,
     Wanted,
+    build_in_place,
     ensure,
+    is_installed_copy,
     parse_impl,
 )
 from fixturegen.builds.cache import CacheError, cache_root
 from fixturegen.builds.versions import VersionError
 from fixturegen.errors import EXIT_USAGE, fail, out_path
 from fixturegen.harness.adapters import (
+    ADAPTERS_HELP,
     BY_NAME,
     PEER,
     SHIPPED,
@@ -167,7 +170,7 @@ def run(
         help="With one --impl NAME: build it against this source tree (a checkout, or an "
         "unpacked package) instead of a released version.")] = None,
     adapters: Annotated[Path | None, typer.Option(
-        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+        help=ADAPTERS_HELP)
     ] = None,
     cache: Annotated[Path | None, typer.Option(
         help="The build cache for other versions and source trees (default: "
@@ -177,9 +180,10 @@ def run(
     ] = False,
     build_timeout: Annotated[float, typer.Option(
         min=1.0, help="Seconds a build may take.")] = DEFAULT_BUILD_TIMEOUT,
-    corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")] = Path("out"),
+    corpus: Annotated[Path | None, typer.Option(help=CORPUS_HELP)] = None,
     out: Annotated[Path | None, typer.Option(parser=out_path,
-        help="Where the reports go (default: CORPUS/conformance).")] = None,
+        help="Where the reports go (default: CORPUS/conformance; ./fixturegen-report with "
+        "the generated corpus).")] = None,
     timeout: Annotated[float, typer.Option(min=0.01, help="Seconds per case before 'hang'.")
                        ] = DEFAULT_TIMEOUT,
     startup: Annotated[float, typer.Option(min=0.0, help="Extra seconds for the adapter's first "
@@ -214,7 +218,7 @@ def run(
     if mode not in MODES:
         fail(f"--mode {mode!r}: use api, handshake or all")
     with contextlib.ExitStack() as holds:
-        base = adapters_folder(adapters) if impl or mode != "api" else None
+        base = adapters_folder(adapters, cache) if impl or mode != "api" else None
         targets: list[Target] = []
         if impl:
             assert base is not None
@@ -240,12 +244,16 @@ def run(
             fail("the same implementation name twice")
         known_set = _known(known)
         peer_argv = fixture_peer(base) if mode != "api" else []
+        corpus, generated = corpus_choice(corpus, cache)
         loaded = corpus_or_fail(corpus, transcripts=transcripts, handshakes=mode != "api",
-                              timeout=timeout)
+                                timeout=timeout)
+        if out is None and generated:  # not beside a corpus that lives in the cache
+            out = GENERATED_REPORTS
         folder = _report_folder(out, corpus)
         done: list[Implementation] = []
         broken: str | None = None
-        results = results_file(corpus, loaded.seed, loaded.cases, done)
+        results = results_file(corpus, loaded.seed, loaded.cases, done,
+                               catalogue_version=loaded.catalogue)
         write_reports(results, folder)  # a results file exists whatever happens next
 
         def written(entry: Implementation) -> None:
@@ -255,7 +263,8 @@ def run(
             # stops or fails on the way.
             nonlocal results
             done.append(entry)
-            results = results_file(corpus, loaded.seed, loaded.cases, done)
+            results = results_file(corpus, loaded.seed, loaded.cases, done,
+                                   catalogue_version=loaded.catalogue)
             write_results_only(results, folder)
 
         try:
@@ -271,7 +280,8 @@ def run(
                                         say=say, done=written, jobs=jobs)
                 if broken is not None:
                     break
-            results = results_file(corpus, loaded.seed, loaded.cases, done)
+            results = results_file(corpus, loaded.seed, loaded.cases, done,
+                                   catalogue_version=loaded.catalogue)
             if interop and broken is None:
                 say(f"harness: interop: {len(targets)} implementations make and check "
                     "certificates")
@@ -281,7 +291,8 @@ def run(
                 except OSError as exc:
                     fail(f"interop: cannot keep the certificates in {folder}: "
                          f"{exc.strerror or exc}")
-                results = results_file(corpus, loaded.seed, loaded.cases, done, peer_made)
+                results = results_file(corpus, loaded.seed, loaded.cases, done, peer_made,
+                                       loaded.catalogue)
         except BaseException:
             # Stopped (a signal) or failed on the way (a fail() inside, a report that cannot
             # be written): every report of what finished, then the same way out.
@@ -307,10 +318,40 @@ def _reasons(path: Path | None) -> ReasonTable | None:
 def fixture_peer(base: Path | None) -> list[str]:
     """The fixture peer's command (exit 3 when it is not built)."""
     assert base is not None
+    if not (base / PEER).is_file() and is_installed_copy(base):
+        try:
+            build_in_place(base, "fixture-peer", PEER, say=say)
+        except BuildError as exc:
+            fail(str(exc), EXIT_ADAPTER)
     if not (base / PEER).is_file():
         fail("the fixture peer is not built: run 'make adapters' (adapters/build fixture-peer)",
              EXIT_ADAPTER)
     return [str(base / PEER)]
+
+
+CORPUS_HELP = ("The corpus folder (default: ./out when it holds one, as after 'make fixtures'; "
+               "else the corpus this fixturegen generates in the build cache, the first time)")
+#: Where ``harness run`` writes its reports when it runs the generated corpus.
+GENERATED_REPORTS = Path("fixturegen-report")
+
+
+def corpus_choice(given: Path | None, cache: Path | None = None) -> tuple[Path, bool]:
+    """``--corpus``, else :func:`fixturegen.harness.corpora.default_corpus` (exit 2 with one
+    line when it cannot be generated); and whether it is the corpus generated in the cache."""
+    from fixturegen.harness.corpora import LOCAL, CorpusUnavailable, default_corpus
+
+    if given is not None:
+        return given, False
+    try:
+        chosen = default_corpus(cache, say)
+    except (CorpusUnavailable, CacheError) as exc:
+        fail(str(exc))
+    return chosen, chosen != LOCAL
+
+
+def corpus_folder(given: Path | None, cache: Path | None = None) -> Path:
+    """:func:`corpus_choice`'s folder."""
+    return corpus_choice(given, cache)[0]
 
 
 def corpus_or_fail(corpus: Path, *, transcripts: bool, handshakes: bool, timeout: float) -> Corpus:
@@ -437,9 +478,9 @@ def diff_runs(
     raise typer.Exit(EXIT_NEW if lines else EXIT_OK)
 
 
-def adapters_folder(given: Path | None) -> Path:
+def adapters_folder(given: Path | None, cache: Path | None = None) -> Path:
     try:
-        return adapters_dir(given)
+        return adapters_dir(given, cache)
     except AdaptersNotFound as exc:
         fail(str(exc))
 
@@ -447,7 +488,7 @@ def adapters_folder(given: Path | None) -> Path:
 @harness_app.command("list")
 def listadapters_folder(
     adapters: Annotated[Path | None, typer.Option(
-        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+        help=ADAPTERS_HELP)
     ] = None,
 ) -> None:
     """The shipped adapters, their pinned versions and whether they are built."""

@@ -2,7 +2,9 @@
 build lacks.
 
 Each adapter folder's ``build`` script names what it needs on its ``# needs:`` line (beside
-its ``# adapters:`` line), so an adapter's specifics stay in its folder; this module knows only
+its ``# adapters:`` line), and on a ``# fetches: TOOL ...`` line a tool it installs itself from
+a registry into the user's cache when it is not on ``PATH`` (litep2p's protoc, from PyPI): such
+a tool is never missing. So an adapter's specifics stay in its folder; this module knows only
 how to find a tool on ``PATH`` and where a missing one comes from.
 """
 
@@ -18,7 +20,10 @@ from fixturegen.harness.adapters import PEER, SHIPPED
 #: Where a tool an adapter build needs comes from (one line each).
 HOW: dict[str, str] = {
     "cargo": "Rust's toolchain: https://rustup.rs (rustup installs cargo in your home)",
-    "go": "Go 1.22 or later: https://go.dev/dl (unpack anywhere, add its bin to PATH)",
+    "cc": "a C compiler, for the Rust crates' native parts (ring): apt-get install gcc, or "
+          "Xcode's command line tools",
+    "go": "Go 1.26 (or a Go from 1.21 on, which fetches the 1.26 toolchain the go.mod files ask "
+          "for): https://go.dev/dl (unpack anywhere, add its bin to PATH)",
     "node": "Node.js 20 or later: https://nodejs.org (or nvm, in your home)",
     "npm": "comes with Node.js",
     "python3": "Python 3.11 or later, with its venv module",
@@ -37,6 +42,8 @@ class Readiness:
     built: bool
     needs: tuple[str, ...]
     missing: tuple[str, ...]
+    #: Needed tools not on PATH that the build installs from a registry into the user's cache.
+    fetched: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:
@@ -66,9 +73,12 @@ def readiness(adapters: Path, which: Callable[[str], str | None] = shutil.which
         if not names:
             continue
         needs = _header(script, "needs")
+        fetches = _header(script, "fetches")[:1]  # the tool; the rest of the line says how
+        absent = tuple(t for t in needs if which(t) is None)
         out.append(Readiness(script.parent.name, names,
                              all(built.get(n, False) for n in names), needs,
-                             tuple(t for t in needs if which(t) is None)))
+                             tuple(t for t in absent if t not in fetches),
+                             tuple(t for t in absent if t in fetches)))
     return out
 
 
@@ -77,7 +87,9 @@ def lines(ready: list[Readiness]) -> list[str]:
     width = max((len(", ".join(r.names)) for r in ready), default=0)
     out = []
     for r in ready:
-        needs = ", ".join(f"{t} (missing)" if t in r.missing else t for t in r.needs)
+        needs = ", ".join(f"{t} (missing)" if t in r.missing else
+                          f"{t} (not on PATH: the build fetches it)" if t in r.fetched else t
+                          for t in r.needs)
         out.append(f"{', '.join(r.names):<{width}}  {r.state:<15}  needs {needs or 'nothing'}")
     for tool in dict.fromkeys(t for r in ready for t in r.missing):
         out.append(f"{tool}: {HOW.get(tool, 'not found on PATH')}")

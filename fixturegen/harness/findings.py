@@ -124,8 +124,9 @@ def _export(cls: DivergenceClass, corpus: Corpus) -> tuple[str, str, list[str]] 
 
 def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
              export: tuple[str, str, list[str]] | None, generator: str,
-             affected: str | None = None) -> str:
+             affected: str | None = None, catalogue_version: str | None = None) -> str:
     lines = [f"# {md(cls.title())}", ""]
+    catalogue = f" (catalogue {code(catalogue_version)})" if catalogue_version else ""
     links = where_written(cls.rule)
     importance = cls.importance or (
         "not rated: a valid peer refused (an interoperability bug)"
@@ -135,7 +136,7 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
               f"- **Outcome**: `{cls.outcome}` in {len(cls.entries)} case(s), seen in "
               + ", ".join(code(label) for label in dict.fromkeys(
                   o.label for obs in cls.seen.values() for o in obs)),
-              f"- **Found by**: {md(generator)}; the corpus and its manifest say what a "
+              f"- **Found by**: {md(generator)}{catalogue}; the corpus and its manifest say what a "
               "verifier must conclude for each case"]
     if cls.outcome == "wrong_reason":
         lines.append("- **Why it matters**: the verdict is right, but the error text, read "
@@ -219,7 +220,8 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
     files: list[tuple[str, str]] = []
     index = [f"# Findings: {md(name)}", "",
              f"{len(found)} divergence class(es) in the run of {md(results.generator)} over "
-             f"{code(results.corpus)} (seed {code(results.seed)}). One report per class: the "
+             f"{code(results.corpus)} (seed {code(results.seed)}, catalogue "
+             f"{code(results.catalogue_version)}). One report per class: the "
              "cases of this implementation that share a rule and an outcome.", ""]
     if found:
         index += ["| # | report | outcome | importance | cases |"
@@ -231,7 +233,8 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
         export_name = _export_name(n, cls, export[0]) if export else None
         affected = affected_text(matrix, cls.rule, cls.outcome) if matrix else None
         files.append((f"{stem}.md", markdown(cls, corpus, export_name, export,
-                                             results.generator, affected)))
+                                             results.generator, affected,
+                                             results.catalogue_version)))
         if export is not None and export_name is not None:
             files.append((export_name, export[1]))
         index.append(f"| {n} | [{_cell(cls.title())}]({stem}.md) | {md(cls.outcome)} | "

@@ -160,7 +160,7 @@ def handshake_cases(corpus: Path, transport: Transport, direction: Direction,
                     timeout: float) -> list[HandshakeCase]:
     """The cases one direction carries, in corpus order (the clock cases first), proof sets
     last."""
-    _, cases = load_corpus(corpus)
+    cases = load_corpus(corpus).cases
     cases = clock.with_clock_cases(cases, datetime.now(UTC))
     return handshake_plans(corpus, cases, (transport,), timeout)[transport, direction]
 

@@ -119,6 +119,9 @@ class MatrixFile(_Model):
     package: str
     corpus: str
     seed: str | None
+    catalogue_version: str | None = Field(
+        default=None, description="The version of the case catalogue the corpus was drawn "
+        "from (COUNT-DIGEST; null for a corpus of imported certificates)")
     mode: Literal["api", "handshake", "all"]
     spec: str = Field(description="The --versions SPEC")
     versions: list[VersionRun] = Field(description="Oldest first")

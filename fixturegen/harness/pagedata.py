@@ -152,6 +152,7 @@ class PageData(_Model):
     generator: str
     corpus: str
     seed: str | None
+    catalogue_version: str | None = None
     #: When the results were written (UTC), and the command that wrote them, when known.
     produced: str | None = None
     command: str | None = None
@@ -293,7 +294,8 @@ def page_data(results: ResultsFile, produced: str | None = None) -> PageData:
                     ) if made else []
     return PageData(
         schema_version=SCHEMA_VERSION, generator=results.generator, corpus=results.corpus,
-        seed=results.seed, produced=produced, cases=cases, entries=entries, findings=findings,
+        seed=results.seed, catalogue_version=results.catalogue_version, produced=produced,
+        cases=cases, entries=entries, findings=findings,
         proof_set_columns=columns, proof_set_rows=rows,
         mode_differences=[(label, case, api, hs, texts.setdefault(shorten(said), len(texts)))
                           for label, case, api, hs, said in mode_differences(results)],

@@ -462,8 +462,8 @@ def markdown(results: ResultsFile) -> str:
     head = ("| implementation | version | cases | agree | acceptable | false accept "
             "| false reject | wrong reason | skip | hang | crash | error | seconds |")
     lines = ["# libp2p TLS conformance", "",
-             f"Corpus {code(results.corpus)} (seed {code(results.seed)}), "
-             f"{md(results.generator)}.", "",
+             f"Corpus {code(results.corpus)} (seed {code(results.seed)}, catalogue "
+             f"{code(results.catalogue_version)}), {md(results.generator)}.", "",
              head, "|" + "---|" * 13]
     for r in summary_rows(results):
         lines.append(
@@ -515,8 +515,11 @@ def junit(results: ResultsFile) -> str:
         out.append(f"  <testsuite name={quoteattr(impl.label)} tests=\"{len(impl.cases)}\" "
                    f"failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" "
                    f"time=\"{impl.seconds:.3f}\">")
-        out.append(f"    <properties><property name=\"version\" value={quoteattr(impl.version)}"
-                   "/></properties>")
+        props = [("version", impl.version), ("fixturegen", results.generator),
+                 ("seed", results.seed or ""), ("catalogue", results.catalogue_version or "")]
+        out.append("    <properties>" + "".join(
+            f"<property name=\"{name}\" value={quoteattr(value)}/>" for name, value in props)
+            + "</properties>")
         for case in impl.cases:
             entry = catalogue[case.id]
             out.append(f"    <testcase classname={quoteattr(impl.label)} name={quoteattr(case.id)} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fixturegen.harness.protocol import Request
 from fixturegen.model.manifest import Family
@@ -70,14 +70,25 @@ def _family(data: object) -> Family | None:
 
 def load_cases(corpus: Path, *, transcripts: bool = True) -> list[HarnessCase]:
     """Every fixture of ``corpus/manifest.json`` and, if asked, every transcript vector."""
-    return load_corpus(corpus, transcripts=transcripts)[1]
+    return load_corpus(corpus, transcripts=transcripts).cases
 
 
-def load_corpus(corpus: Path, *, transcripts: bool = True
-                ) -> tuple[str | None, list[HarnessCase]]:
-    """The corpus seed and its cases, from one read of the manifest."""
+class LoadedCorpus(NamedTuple):
+    """What one read of a corpus gives: its seed, its cases, and the catalogue version it was
+    drawn from (the manifest's ``catalogue``; None for imported certificates, or a corpus
+    written before the field)."""
+
+    seed: str | None
+    cases: list[HarnessCase]
+    catalogue: str | None
+
+
+def load_corpus(corpus: Path, *, transcripts: bool = True) -> LoadedCorpus:
+    """The corpus seed, its cases and its catalogue version, from one read of the manifest."""
     manifest = read_corpus_json(corpus / "manifest.json", "manifest", "fixturegen manifest")
     seed = manifest.get("seed")
+    catalogue = manifest.get("catalogue")
+    catalogue = catalogue if isinstance(catalogue, str) else None
     blobs: dict[str, str] = {}
 
     def blob(rel: str) -> str:
@@ -119,7 +130,7 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
         raise CorpusError(f"{corpus / 'manifest.json'} is not a fixturegen manifest: {exc}"
                           ) from exc
     if not transcripts or not (corpus / "transcripts.json").exists():
-        return seed, cases
+        return LoadedCorpus(seed, cases, catalogue)
     vectors = read_corpus_json(corpus / "transcripts.json", "transcripts", "transcripts file")
     try:
         for vec in vectors["vectors"]:
@@ -141,4 +152,4 @@ def load_corpus(corpus: Path, *, transcripts: bool = True
     except (KeyError, TypeError, ValueError) as exc:
         raise CorpusError(f"{corpus / 'transcripts.json'} is not a transcripts file: {exc}"
                           ) from exc
-    return seed, cases
+    return LoadedCorpus(seed, cases, catalogue)

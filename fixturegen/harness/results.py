@@ -251,6 +251,10 @@ class ResultsFile(_Model):
     generator: str
     corpus: str = Field(description="The corpus folder the run read")
     seed: str | None
+    catalogue_version: str | None = Field(
+        default=None, description="The version of the case catalogue the corpus was drawn "
+        "from (its manifest's catalogue: COUNT-DIGEST); null for a corpus of imported "
+        "certificates or a file written before this field")
     catalogue: list[CatalogueEntry]
     implementations: list[Implementation]
     peer_made: PeerMade | None = Field(
@@ -366,7 +370,8 @@ def load_known(path: Path) -> Known:
 def known_text(results: ResultsFile) -> str:
     from fixturegen.harness.compare import DIVERGENCES
 
-    lines = ["# Accepted divergences: IMPLEMENTATION CASE-ID OUTCOME (fixturegen harness run)"]
+    lines = ["# Accepted divergences: IMPLEMENTATION CASE-ID OUTCOME (fixturegen harness run)",
+             f"# {results.generator}, seed {results.seed}, catalogue {results.catalogue_version}"]
     for impl in results.implementations:
         lines += [f"{impl.label} {case.id} {case.outcome}" for case in impl.cases
                   if case.outcome in DIVERGENCES]
@@ -377,6 +382,13 @@ def diff(old: ResultsFile, new: ResultsFile) -> list[str]:
     """What changed between two runs, one line per (implementation, case): its outcome (a
     ``wrong_reason`` with its mapped reason)."""
     lines: list[str] = []
+    if old.catalogue_version != new.catalogue_version:
+        ids_before = {c.id for c in old.catalogue}
+        ids_after = {c.id for c in new.catalogue}
+        lines.append(f"~ catalogue {old.catalogue_version} -> {new.catalogue_version}: "
+                     f"{len(ids_after - ids_before)} cases added, "
+                     f"{len(ids_before - ids_after)} removed (a case that is "
+                     "absent before is new, not a regression)")
     before = {i.label: i for i in old.implementations}
     after = {i.label: i for i in new.implementations}
     for name in sorted(before.keys() | after.keys()):

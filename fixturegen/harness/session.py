@@ -106,6 +106,7 @@ class Corpus:
     seed: str | None
     api: list[HarnessCase]
     plans: dict[tuple[Transport, Direction], list[HandshakeCase]]
+    catalogue: str | None = None  # the catalogue version the corpus was drawn from
 
     @property
     def cases(self) -> list[HarnessCase]:
@@ -116,10 +117,11 @@ class Corpus:
 
 def read_corpus(path: Path, *, transcripts: bool, handshakes: bool, timeout: float) -> Corpus:
     """Raises ``CorpusError``."""
-    seed, cases = load_corpus(path, transcripts=transcripts)
+    seed, cases, catalogue = load_corpus(path, transcripts=transcripts)
     cases = clock.with_clock_cases(cases, datetime.now(UTC))
     transports: tuple[Transport, ...] = ("tcp", "quic") if handshakes else ()
-    return Corpus(path, seed, list(cases), handshake_plans(path, cases, transports, timeout))
+    return Corpus(path, seed, list(cases), handshake_plans(path, cases, transports, timeout),
+                  catalogue)
 
 
 def entries(target: Target, corpus: Corpus, mode: str
@@ -295,11 +297,12 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
 
 
 def results_file(corpus: Path, seed: str | None, cases: Sequence[HarnessCase],
-                 implementations: list[Implementation], peer_made: PeerMade | None = None
-                 ) -> ResultsFile:
+                 implementations: list[Implementation], peer_made: PeerMade | None = None,
+                 catalogue_version: str | None = None) -> ResultsFile:
     entries = catalogue(cases)
     return ResultsFile(schema_version=SCHEMA_VERSION, generator=f"fixturegen {__version__}",
-                       corpus=str(corpus), seed=seed, catalogue=entries,
+                       corpus=str(corpus), seed=seed, catalogue_version=catalogue_version,
+                       catalogue=entries,
                        implementations=implementations, peer_made=peer_made,
                        reachability=reachability(entries, implementations))
 

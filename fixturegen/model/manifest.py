@@ -145,10 +145,20 @@ class Manifest(FrozenModel):
                                 "a newer one is refused, not misread")
     generator: Generator
     seed: str | None = Field(description="The seed; null when --random was used")
+    catalogue: str | None = Field(
+        default=None, description="The version of the case catalogue the fixtures were drawn "
+        "from, COUNT-DIGEST (fixturegen.cases.model.catalogue_version): the number of cases "
+        "and a digest of each one's id, result, error and flags. Absent in a corpus of "
+        "imported certificates")
     reproducible: bool
     notes: dict[str, str] = Field(description="Every flag, explained once")
     error_codes: dict[str, str] = Field(description="The reference verifier's codes, in order")
     fixtures: list[Fixture]
+
+    @model_serializer(mode="wrap")
+    def _catalogue_only_when_set(self, handler: SerializerFunctionWrapHandler
+                                 ) -> dict[str, object]:
+        return _absent_when_null(handler, self, "catalogue")
 
 
 def json_schema(model: type[BaseModel], name: str) -> dict[str, object]:

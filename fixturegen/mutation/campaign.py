@@ -801,7 +801,7 @@ def build_file(name: str, version: str, setup: Setup, results: list[MutantResult
         implementation=name, version=version, tool=tool or setup.tool, kind=kind,
         scope=list(setup.files),
         shard=shard, corpus=str(corpus.path), seed=corpus.seed,
-        mode=mode,  # type: ignore[arg-type]
+        catalogue_version=corpus.catalogue, mode=mode,  # type: ignore[arg-type]
         upstream=upstream, counts=count(results, upstream_ran), seconds_per_mutant=seconds,
         mutants=sorted(results, key=lambda r: r.mutant.id))
 

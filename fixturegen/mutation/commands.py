@@ -24,11 +24,13 @@ import typer
 from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT, Wanted, parse_impl
 from fixturegen.builds.versions import VersionError
 from fixturegen.errors import fail, out_path
-from fixturegen.harness.adapters import BY_NAME
+from fixturegen.harness.adapters import ADAPTERS_HELP, BY_NAME
 from fixturegen.harness.commands import (
+    CORPUS_HELP,
     EXIT_ADAPTER,
     adapters_folder,
     build_cache,
+    corpus_folder,
     corpus_or_fail,
     fixture_peer,
     say,
@@ -87,10 +89,9 @@ def mutate(
     mutant: Annotated[list[str] | None, typer.Option(
         help="Only this mutant (its id in the report; repeatable): re-check a survivor "
         "after a new case.")] = None,
-    corpus: Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")
-                      ] = Path("out"),
+    corpus: Annotated[Path | None, typer.Option(help=CORPUS_HELP)] = None,
     adapters: Annotated[Path | None, typer.Option(
-        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+        help=ADAPTERS_HELP)
     ] = None,
     cache: Annotated[Path | None, typer.Option(help="The build cache.")] = None,
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per case at most (the "
@@ -122,7 +123,7 @@ def mutate(
         fail("--source PATH goes with --impl NAME (no @VERSION)")
     if source is not None and not source.is_dir():
         fail(f"--source {source}: not a folder")
-    base = adapters_folder(adapters)
+    base = adapters_folder(adapters, cache)
     try:
         setup = load_setup(base, adapter.folder, adapter.name)
     except (SetupError, ReasonTableError) as exc:
@@ -139,6 +140,7 @@ def mutate(
         except BugsError as exc:
             fail(str(exc))
     peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
+    corpus = corpus_folder(corpus, cache)
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,
                         upstream_timeout, limit, tuple(mutant or ()), bugs, case_timeout)
@@ -194,7 +196,7 @@ def review_command(
     out: Annotated[Path, typer.Option(
         parser=out_path, help="Where the reviewed report goes.")],
     adapters: Annotated[Path | None, typer.Option(
-        help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")
+        help=ADAPTERS_HELP)
     ] = None,
 ) -> None:
     """Apply the implementation's reviewed survivors file (adapters/FOLDER/mutation/

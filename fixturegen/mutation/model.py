@@ -162,6 +162,9 @@ class MutationFile(FrozenModel):
     shard: str | None = Field(description="K/N when this file holds one shard; null merged")
     corpus: str
     seed: str | None
+    catalogue_version: str | None = Field(
+        default=None, description="The version of the case catalogue the corpus was drawn "
+        "from (COUNT-DIGEST; null for a corpus of imported certificates)")
     mode: Literal["api", "handshake", "all"]
     upstream: str = Field(description="The implementation's own tests that ran, or why none")
     counts: Counts

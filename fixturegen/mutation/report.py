@@ -55,7 +55,8 @@ def markdown(f: MutationFile) -> str:
     title = "Bug models" if bugs else "Mutation adequacy"
     lines = [f"# {title}: {md(f.implementation)} {md(f.version)}", "",
              f"{md(f.tool)}; scope: {', '.join(code(s) for s in f.scope)}; corpus "
-             f"{code(f.corpus)} (seed {code(f.seed)}); mode {code(f.mode)}"
+             f"{code(f.corpus)} (seed {code(f.seed)}, catalogue {code(f.catalogue_version)}); "
+             f"mode {code(f.mode)}"
              + (f"; shard {md(f.shard)}" if f.shard else "") + f"; {md(f.generator)}.", "",
              f"Upstream tests: {md(f.upstream)}.", "",
              f"| {'bugs' if bugs else 'mutants'} | unviable | equivalent | scored | "
@@ -180,8 +181,8 @@ def merge(parts: list[MutationFile]) -> MutationFile:
         raise MergeError("nothing to merge")
     first = parts[0]
     for other in parts[1:]:
-        for field in ("implementation", "kind", "version", "tool", "corpus", "seed", "mode",
-                      "generator"):
+        for field in ("implementation", "kind", "version", "tool", "corpus", "seed",
+                      "catalogue_version", "mode", "generator"):
             if getattr(other, field) != getattr(first, field):
                 raise MergeError(printable(
                     f"the shards differ in {field}: {getattr(first, field)!r} and "

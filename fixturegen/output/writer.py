@@ -109,6 +109,7 @@ def _collect(results: Iterable[Rendered], progress: Callable[[], None] | None
 
 
 def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
+    from fixturegen.cases.model import catalogue_version
     from fixturegen.verify.codes import ERROR_CODES, NOTES
 
     used = sorted({f for r in rendered for f in r.fixture.flags})
@@ -116,6 +117,7 @@ def build_manifest(rendered: list[Rendered], seed_text: str | None) -> Manifest:
         schema_version=SCHEMA_VERSION,
         generator=Generator(name="fixturegen", version=__version__),
         seed=seed_text,
+        catalogue=catalogue_version(),
         reproducible=seed_text is not None,
         notes={f: NOTES[f] for f in used},
         error_codes=dict(ERROR_CODES),

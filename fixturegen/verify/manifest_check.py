@@ -85,3 +85,4 @@ def format_table(problems: list[Disagreement]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+

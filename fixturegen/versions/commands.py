@@ -20,12 +20,14 @@ from fixturegen.builds.build import DEFAULT_BUILD_TIMEOUT, BuildError, Wanted, e
 from fixturegen.builds.registries import RegistryError
 from fixturegen.builds.versions import VersionError, parse_spec
 from fixturegen.errors import fail, out_path
-from fixturegen.harness.adapters import BY_NAME, SHIPPED
+from fixturegen.harness.adapters import ADAPTERS_HELP, BY_NAME, SHIPPED
 from fixturegen.harness.commands import (
+    CORPUS_HELP,
     EXIT_ADAPTER,
     MODES,
     adapters_folder,
     build_cache,
+    corpus_folder,
     corpus_or_fail,
     fixture_peer,
     say,
@@ -44,8 +46,8 @@ from fixturegen.versions.profile import table
 Cache = Annotated[Path | None, typer.Option(
     help="The build cache (default: $FIXTUREGEN_CACHE, else ~/.cache/fixturegen).")]
 Adapters = Annotated[Path | None, typer.Option(
-    help="The shipped adapters' folder (default: $FIXTUREGEN_ADAPTERS, else ./adapters).")]
-Corpus = Annotated[Path, typer.Option(help="The corpus folder (make fixtures).")]
+    help=ADAPTERS_HELP)]
+Corpus = Annotated[Path | None, typer.Option(help=CORPUS_HELP)]
 BuildTimeout = Annotated[float, typer.Option(min=1.0, help="Seconds a build may take.")]
 
 
@@ -59,7 +61,7 @@ def matrix(
                                       "matrix's, whose finished versions are kept).")
                    ] = Path("matrix"),
     mode: Annotated[str, typer.Option(help="api, handshake or all.")] = "all",
-    corpus: Corpus = Path("out"),
+    corpus: Corpus = None,
     adapters: Adapters = None,
     cache: Cache = None,
     rebuild: Annotated[bool, typer.Option(help="Build every version again.")] = False,
@@ -106,8 +108,9 @@ def matrix(
         for r in chosen:
             typer.echo(f"{r.version.text}\t{(r.date or '-')[:10]}")
         return
-    base = adapters_folder(adapters)
+    base = adapters_folder(adapters, cache)
     peer = fixture_peer(base) if mode != "api" else []
+    corpus = corpus_folder(corpus, cache)
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=mode != "api", timeout=timeout)
     checkers = _checkers(adapter.name, base) if interop else ()
     settings = Settings(mode, timeout, startup, build_timeout, rebuild, fresh, checkers)
@@ -153,7 +156,7 @@ def check_command(
     good: Annotated[str, typer.Option(
         help="expected: exit 0 when the case gets the outcome the manifest expects; diverges: "
         "exit 0 when it diverges (to find the commit that fixed it).")] = "expected",
-    corpus: Corpus = Path("out"),
+    corpus: Corpus = None,
     adapters: Adapters = None,
     cache: Cache = None,
     build_timeout: BuildTimeout = DEFAULT_BUILD_TIMEOUT,
@@ -169,14 +172,15 @@ def check_command(
         fail(f"--good {good!r}: use expected or diverges")
     if entry not in ENTRIES:
         fail(f"--entry {entry!r}: use one of {', '.join(ENTRIES)}")
-    base = adapters_folder(adapters)
+    base = adapters_folder(adapters, cache)
     with contextlib.ExitStack() as holds:
         (target,) = shipped_targets([impl], source, base, cache=cache, rebuild=rebuild,
                                     build_timeout=build_timeout, holds=holds,
                                     code=EXIT_CANNOT_TELL)
         peer = fixture_peer(base) if entry != "api" else []
+        corpus = corpus_folder(corpus, cache)
         loaded = corpus_or_fail(corpus, transcripts=True, handshakes=entry != "api",
-                              timeout=timeout)
+                                timeout=timeout)
         try:
             checked = check(target, loaded, case, entry, peer_argv=peer, timeout=timeout,
                             startup=DEFAULT_STARTUP)
@@ -199,7 +203,7 @@ def profile_command(
     adapters: Adapters = None,
     cache: Cache = None,
     build_timeout: BuildTimeout = DEFAULT_BUILD_TIMEOUT,
-    corpus: Corpus = Path("out"),
+    corpus: Corpus = None,
     rebuild: Annotated[bool, typer.Option(
         help="Build again even if the cache holds the build or remembers its failure.")
     ] = False,
@@ -215,7 +219,7 @@ def profile_command(
         other_source = None
     else:
         other, other_source = [name], Path(against)
-    base = adapters_folder(adapters)
+    base = adapters_folder(adapters, cache)
     with contextlib.ExitStack() as holds:
         (a,) = shipped_targets([impl], source, base, cache=cache, rebuild=rebuild,
                                build_timeout=build_timeout, holds=holds)
@@ -228,6 +232,7 @@ def profile_command(
         if not chosen:
             fail(f"{a.version} and {b.version} share no handshake transport", EXIT_ADAPTER)
         peer = fixture_peer(base)
+        corpus = corpus_folder(corpus, cache)
         loaded = corpus_or_fail(corpus, transcripts=False, handshakes=True, timeout=20.0)
         rows = run_profile(a, b, loaded, peer, rounds=rounds, batch=batch,
                            transports=chosen, say=say)  # type: ignore[arg-type]
@@ -246,7 +251,7 @@ def build_command(
 ) -> None:
     """Build an adapter against another version (or a source tree) into the build cache, and
     print where it is: what 'run', 'matrix', 'check' and 'profile' would build first."""
-    base = adapters_folder(adapters)
+    base = adapters_folder(adapters, cache)
     with contextlib.ExitStack() as holds:
         (target,) = shipped_targets([impl], source, base, cache=cache, rebuild=rebuild,
                                     build_timeout=build_timeout, holds=holds)

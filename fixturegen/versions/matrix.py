@@ -96,6 +96,7 @@ def run_matrix(adapter: Adapter, spec: Spec, chosen: Sequence[Released], corpus:
         results = _load(folder / rel / "results.json") if earlier is not None else None
         if (earlier is not None and earlier.built and results is not None
                 and results.seed == corpus.seed and results.generator == matrix.generator
+                and results.catalogue_version == corpus.catalogue
                 and _same_checkers(earlier, settings)):
             say(f"matrix: {adapter.name} {v} ({number}/{len(chosen)}): kept from the earlier run")
             runs.append((earlier, results))
@@ -187,7 +188,8 @@ def _one(adapter: Adapter, item: Released, corpus: Corpus, where: Path, rel: str
         seconds = time.perf_counter() - start
     finally:
         built.hold.release()
-    results = results_file(corpus.path, corpus.seed, corpus.cases, done, peer_made)
+    results = results_file(corpus.path, corpus.seed, corpus.cases, done, peer_made,
+                           corpus.catalogue)
     write_reports(results, where)
     if not done:
         return missing(f"cannot run: {broken}", built.seconds)
@@ -221,6 +223,7 @@ def _matrix(adapter: Adapter, spec: Spec, corpus: Corpus, mode: str,
     return MatrixFile(schema_version=SCHEMA_VERSION, generator=f"fixturegen {__version__}",
                       implementation=adapter.name, package=adapter.package,
                       corpus=str(corpus.path), seed=corpus.seed,
+                      catalogue_version=corpus.catalogue,
                       mode=mode, spec=spec.text,  # type: ignore[arg-type]
                       versions=[run for run, _ in fixed],
                       classes=aggregate(adapter.name, fixed),

@@ -63,6 +63,12 @@ def verdict(low: float, high: float) -> str:
     return "no difference (the interval holds 1)"
 
 
+def run_id(fixture: str, number: int) -> str:
+    """The id of a profile's ``number``-th handshake of ``fixture`` (a case id's characters
+    only: letters, digits, '.', '_' and '-')."""
+    return f"{fixture}.run-{number}"
+
+
 def profile(a: Target, b: Target, corpus: Corpus, peer_argv: Sequence[str], *,
             rounds: int, batch: int, transports: Sequence[Transport],
             directions: Sequence[Direction] = DIRECTIONS, timeout: float = 20.0,
@@ -76,7 +82,7 @@ def profile(a: Target, b: Target, corpus: Corpus, peer_argv: Sequence[str], *,
                     continue
                 case = plan[fixture]
                 runs = [replace(case, case=replace(case.case, request=case.case.request
-                                                   .model_copy(update={"id": f"{fixture}#{i}"})))
+                                                   .model_copy(update={"id": run_id(fixture, i)})))
                         for i in range(batch + 1)]
                 got: dict[str, Samples] = {"a": Samples([], []), "b": Samples([], [])}
                 for r in range(rounds):

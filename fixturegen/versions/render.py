@@ -26,7 +26,8 @@ def matrix_markdown(m: MatrixFile) -> str:
     lines = [f"# {md(m.implementation)}: divergence classes across versions", "",
              f"{md(m.package)}; versions {code(m.spec)} ({len(m.versions)} tried, {len(built)} "
              f"built and run); mode `{m.mode}`; corpus {code(m.corpus)} (seed "
-             f"{code(m.seed) if m.seed is not None else 'none'}); {md(m.generator)}.", "",
+             f"{code(m.seed) if m.seed is not None else 'none'}, catalogue "
+             f"{code(m.catalogue_version)}); {md(m.generator)}.", "",
              "## Classes", ""]
     if m.classes:
         lines += ["| class | outcome | importance | affected versions | first seen | fixed in |",
