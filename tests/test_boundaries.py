@@ -9,9 +9,17 @@ from functools import cache
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from cryptography.hazmat.primitives.serialization import load_der_public_key
+from cryptography.hazmat.primitives.asymmetric.utils import (
+    decode_dss_signature,
+    encode_dss_signature,
+)
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    PublicFormat,
+    load_der_public_key,
+)
 
 from fixturegen.cases import CATALOGUE, Rendered
 from fixturegen.cases.boundaries import (
@@ -27,9 +35,11 @@ from fixturegen.cases.boundaries import (
     boundary,
     field_number_edges,
     generated,
+    integer_edges,
     invalid,
     one_arc_away,
     tag_neighbours,
+    with_integer,
     with_length,
 )
 from fixturegen.certs import der
@@ -110,6 +120,14 @@ def test_the_other_rules_make_their_edges() -> None:
                                                                       "1.3.6.1.4.1.10.1.1")
     assert oids["non-minimal-arc"] == bytes.fromhex("06092b06010401090180" + "01")
     assert [p.value for p in field_number_edges(VALID)] == [0, 3, 15, 16, 2**29 - 1]
+    assert [p.value for p in integer_edges(VALID)] == ["negative", "leading-zero", 0x01, 0x03,
+                                                       0x22]
+    assert with_integer(0x80, "negative") == b"\x02\x01\x80"
+    assert with_integer(0x80, "leading-zero") == b"\x02\x03\x00\x00\x80"
+    assert with_integer(0x7F, "leading-zero") == b"\x02\x02\x00\x7f"
+    assert with_integer(0x7F, 0x22) == b"\x22\x01\x7f"
+    with pytest.raises(ValueError, match="top bit"):
+        with_integer(0x7F, "negative")
     assert with_length(0x04, b"ab", "long-form-81") == b"\x04\x81\x02ab"
     assert with_length(0x04, b"ab", "long-form-82") == b"\x04\x82\x00\x02ab"
     assert with_length(0x04, b"ab", "overruns-by-one") == b"\x04\x03ab"
@@ -305,6 +323,39 @@ def _check_ecdsa_s(order: int | None) -> Callable[[str, str], None]:
     return check
 
 
+def _check_host_rsa_exponent(case_id: str, value: int) -> None:
+    key = load_der_public_key(_host_data(case_id))
+    assert isinstance(key, rsa.RSAPublicKey) and key.key_size == 2048
+    assert key.public_numbers().e == value
+
+
+def _check_integer(curve: ec.EllipticCurve) -> Callable[[str, object], None]:
+    def check(case_id: str, edge: object) -> None:
+        """The signature's INTEGERs read as unsigned magnitudes (not by DER) are a valid
+        signature of the host key, checked by cryptography; the one at the edge has its form."""
+        signature = _signed_key(case_id)[1]
+        assert signature[0] == 0x30
+        elements = der.children(signature)
+        r_tlv, s_tlv = elements
+        content = [e[der.split_tlv(e)[1]:] for e in elements]
+        r, s = (int.from_bytes(c, "big") for c in content)
+        data = _host_data(case_id)
+        key = (ec.EllipticCurvePublicKey.from_encoded_point(curve, data)
+               if len(data) == 33 else load_der_public_key(data))
+        assert isinstance(key, ec.EllipticCurvePublicKey)
+        message = b"libp2p-tls-handshake:" + _certificate(case_id).public_key().public_bytes(
+            Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+        key.verify(encode_dss_signature(r, s), message, ec.ECDSA(hashes.SHA256()))
+        if edge == "negative":
+            assert r_tlv[0] == s_tlv[0] == 0x02
+            assert any(c[0] & 0x80 for c in content)  # a positive value without its pad
+        elif edge == "leading-zero":
+            assert r_tlv[0] == 0x02 and content[0][0] == 0 and not content[0][1] & 0x80
+        else:
+            assert (r_tlv[0], s_tlv[0]) == (edge, 0x02) and not content[0][0] & 0x80
+    return check
+
+
 def _check_point_form(case_id: str, form: str) -> None:
     data = _host_data(case_id)
     point = data if len(data) in (33, 65) else der.children(data)[1][3:]
@@ -357,6 +408,9 @@ CHECKS: dict[str, Callable[[str, object], None]] = {
     "host-key.ecdsa-point": _check_point_form,  # type: ignore[dict-item]
     "validity.time-switch": _check_time,  # type: ignore[dict-item]
     "host-key.data-form": _check_data_form,  # type: ignore[dict-item]
+    "host-key.rsa-exponent": _check_host_rsa_exponent,  # type: ignore[dict-item]
+    "host-signature.ecdsa-integer": _check_integer(ec.SECP256R1()),
+    "host-signature.secp256k1-integer": _check_integer(ec.SECP256K1()),
 }
 CASES = [(prop, part) for prop in PROPERTIES for part in prop.partitions
          if part.existing is None]

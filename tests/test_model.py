@@ -256,3 +256,17 @@ def test_the_manifest_refuses_an_unknown_flag(corpus: Path, tmp_path: Path) -> N
     path.write_text(json.dumps(data))
     with pytest.raises(ManifestError, match="no-such-flag"):
         check_manifest(path)
+
+
+@pytest.mark.parametrize(("result", "error", "also"), [
+    ("valid", None, (ErrorCode.EXPIRED,)),
+    ("invalid", ErrorCode.EXPIRED, (ErrorCode.EXPIRED,)),
+])
+def test_other_right_reasons_belong_to_an_invalid_case_beside_its_own(
+        result: str, error: ErrorCode | None, also: tuple[ErrorCode, ...]) -> None:
+    from fixturegen.cases.model import Case, register
+    bad = Case(id="invalid.example-also", description="d", result=result,  # type: ignore[arg-type]
+               build=lambda ctx: None, error=error, also=also)  # type: ignore[arg-type,return-value]
+    with pytest.raises(ValueError, match="also names codes"):
+        register(bad)
+    assert all(c.id != "invalid.example-also" for c in CATALOGUE)

@@ -103,6 +103,7 @@ def test_a_table_with_a_code_that_is_not_a_string_is_refused(tmp_path: Path) -> 
 
 
 INVALID = Expectation("invalid", None, "extension_missing")
+INVERTED = Expectation("invalid", None, "not_yet_valid", ("expired",))
 
 
 @pytest.mark.parametrize(("expected", "verdict", "failure", "reason", "want"), [
@@ -119,6 +120,10 @@ INVALID = Expectation("invalid", None, "extension_missing")
     (Expectation("valid", None, None), "reject", None, ["expired"], "false_reject"),
     (INVALID, "accept", None, ["expired"], "false_accept"),
     (INVALID, None, "hang", ["expired"], "hang"),
+    # a case with other right reasons (expected.also): any of them is the right reason
+    (INVERTED, "reject", None, ["expired"], "agree"),
+    (INVERTED, "reject", None, ["not_yet_valid"], "agree"),
+    (INVERTED, "reject", None, ["peer_id_mismatch"], "wrong_reason"),
 ])
 def test_wrong_reason_outcome(expected: Expectation, verdict: str | None, failure: str | None,
                               reason: list[str] | None, want: str) -> None:
@@ -305,3 +310,17 @@ def test_reasons_option_errors_are_one_line(tmp_path: Path, corpus: Path,
     p = cli("harness", "run", "--impl", "go-libp2p", "--corpus", str(corpus), "--out",
             str(tmp_path / "o"), "--reasons", str(picky["table"]))
     assert p.returncode == 2 and "goes with your own adapter" in p.stderr
+
+
+def test_the_manifest_names_other_right_reasons_only_where_a_case_has_them(
+        corpus: Path) -> None:
+    """``expected.also`` is in the manifest for the inverted validity window (expired and not
+    yet valid at once) and nowhere empty; the harness reads it into the expectation."""
+    from fixturegen.harness.requests import load_corpus
+    manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
+    also = {f["id"]: f["expected"]["also"] for f in manifest["fixtures"]
+            if "also" in f["expected"]}
+    assert also == {"invalid.validity-inverted": ["expired"]}
+    loaded = {c.request.id: c.expected for c in load_corpus(corpus).cases}
+    assert loaded["invalid.validity-inverted"].also == ("expired",)
+    assert loaded["invalid.expired"].also == ()

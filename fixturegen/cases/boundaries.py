@@ -62,7 +62,7 @@ from fixturegen.certs.extension import LIBP2P_EXTENSION_OID, handshake_message, 
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
 from fixturegen.keys import KeyKind, KeyPair
-from fixturegen.keys.derive import derive_private_key
+from fixturegen.keys.derive import derive_private_key, derive_rsa
 from fixturegen.keys.fixed import load_fixed
 from fixturegen.verify.codes import ErrorCode, Flag
 
@@ -225,6 +225,39 @@ def tag_neighbours(tag: int, verdict: Verdict) -> tuple[Partition, ...]:
                  for t, what in values)
 
 
+#: The forms :func:`integer_edges` makes of a DER INTEGER, and what each is.
+INTEGER_EDGES: dict[str, str] = {
+    "negative": "a positive value whose top bit is set, written without its 00 pad octet: "
+                "DER reads it as negative (X.690 8.3.2), a reader of unsigned magnitudes as the "
+                "value",
+    "leading-zero": "a needless leading 00 octet (X.690 8.3.2 forbids it: not minimal)",
+}
+
+
+def integer_edges(verdict: Verdict) -> tuple[Partition, ...]:
+    """A DER INTEGER at the edges of its grammar: its sign octet dropped, a needless leading
+    zero, and the INTEGER tag's neighbours (:func:`tag_neighbours`)."""
+    return (*(Partition(n, n, verdict, f"The element is {text}.")
+              for n, text in INTEGER_EDGES.items()),
+            *tag_neighbours(0x02, verdict))
+
+
+def with_integer(value: int, edge: str | int) -> bytes:
+    """The INTEGER TLV of a positive ``value`` in the form ``edge`` (of :data:`INTEGER_EDGES`,
+    or a tag): "negative" needs a value whose top bit is set in its minimal magnitude."""
+    magnitude = value.to_bytes((value.bit_length() + 7) // 8, "big")
+    if edge == "negative":
+        if not magnitude[0] & 0x80:
+            raise ValueError("only a value whose top bit is set has a 00 pad to drop")
+        return der.tlv(0x02, magnitude)
+    minimal = der.integer(value)
+    if edge == "leading-zero":
+        return der.tlv(0x02, b"\x00" + minimal[2:])
+    if isinstance(edge, int):
+        return bytes([edge]) + minimal[1:]
+    raise ValueError(f"unknown integer edge {edge!r}")
+
+
 def one_arc_away(oid: str, verdict: Verdict, malformed: Verdict) -> tuple[Partition, ...]:
     """The OIDs one arc away from ``oid``: parent, child, the two siblings of its last arc, the
     neighbours of its enterprise number (the arc after 1.3.6.1.4.1); and ``oid`` itself with
@@ -338,6 +371,26 @@ boundary(Property(
                      8192: "host-rsa-8192"}),
     lambda ctx, bits: ctx.built(ctx.draft(host=HostKey(load_fixed(_rsa_kind(bits))))),
     importance="high",
+))
+
+
+def _rsa_exponent(ctx: BuildContext, exponent: int) -> Built:
+    private = derive_rsa(ctx.seed, f"{ctx.fixture_id}/host", 2048, exponent)
+    return ctx.built(ctx.draft(host=HostKey(KeyPair.of(_rsa_kind(2048), private, "throwaway"))))
+
+
+boundary(Property(
+    "host-key.rsa-exponent", "host-key",
+    "A P-256 certificate whose RSA-2048 host key has another public exponent than 65537.",
+    "RFC 8017 3.1: e is odd, 3 <= e <= n - 1; peer-ids.md: RSA keys are PKIX DER (no "
+    "exponent rule)",
+    (Partition("3", 3, VALID, "e = 3, the smallest exponent RFC 8017 allows (and the other "
+               "one OpenSSL's and pyca's key generators offer)."),
+     Partition("65537", 65537, VALID, "e = 65537, what nearly every RSA key has.",
+               "matrix.ecdsa_secp256r1_sha256.rsa-2048.fixed"),
+     Partition("2147483647", 2**31 - 1, VALID, "e = 2^31 - 1 (a prime), the largest exponent "
+               "Go's crypto/rsa takes (it refuses e > 2^31 - 1).")),
+    _rsa_exponent, importance="medium",
 ))
 
 
@@ -694,6 +747,37 @@ for _type, _kind, _high, _existing in (
         "(silent on low-S)",
         scalar_edges(_high, invalid(ErrorCode.EXTENSION_SIGNATURE_INVALID), _existing),
         _ecdsa_s(_type, _kind.order), importance="high",
+    ))
+
+
+# -- ECDSA signature INTEGERs ---------------------------------------------------------------------
+def _ecdsa_integer(host_type: str, order: int) -> Callable[[BuildContext, str | int], Built]:
+    def build(ctx: BuildContext, edge: str | int) -> Built:
+        def value(pb: bytes, sig: bytes, host: HostKey) -> bytes:
+            r, s = decode_dss_signature(sig)
+            if edge != "negative":
+                return signed_key(pb, der.sequence(with_integer(r, edge), der.integer(s)))
+            # the first of r, s and s's twin n - s (a valid signature too) whose top bit is set
+            if (r.bit_length() % 8) == 0:
+                return signed_key(pb, der.sequence(with_integer(r, edge), der.integer(s)))
+            twin = s if s.bit_length() % 8 == 0 else order - s
+            return signed_key(pb, der.sequence(der.integer(r), with_integer(twin, edge)))
+
+        return _with_value(ctx, value, ctx.host(host_type))
+
+    return build
+
+
+for _type, _kind in (("ECDSA", KeyKind.P256), ("Secp256k1", KeyKind.SECP256K1)):
+    assert _kind.order is not None
+    boundary(Property(
+        f"host-signature.{_type.lower()}-integer", "host-signature",
+        f"The {_type} host key's ECDSA signature on a P-256 certificate, one of its INTEGERs "
+        "(r, or for the sign octet the first of r and s whose top bit is set) at an edge of "
+        "DER's INTEGER grammar.",
+        "peer-ids.md: ECDSA/Secp256k1 signatures are DER; X.690 8.3 (INTEGER) and 10.1",
+        integer_edges(invalid(ErrorCode.EXTENSION_SIGNATURE_INVALID)),
+        _ecdsa_integer(_type, _kind.order), importance="high",
     ))
 
 

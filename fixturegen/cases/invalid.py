@@ -8,9 +8,13 @@ changes meaning as time passes.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from fixturegen.cases.context import BuildContext, Built
 from fixturegen.cases.model import case
@@ -42,7 +46,7 @@ from fixturegen.certs.extension import (
 from fixturegen.certs.schemes import SCHEMES, SigningAlgorithm
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
-from fixturegen.keys import KeyKind
+from fixturegen.keys import KeyKind, secp256k1
 from fixturegen.verify.codes import ErrorCode, Flag
 
 P256 = "ecdsa_secp256r1_sha256"
@@ -259,6 +263,19 @@ def not_yet_valid(ctx: BuildContext) -> Built:
     """notBefore is 3000-01-01T00:00:00Z (GeneralizedTime)."""
     d = ctx.draft(not_before=datetime(3000, 1, 1, tzinfo=UTC),
                   not_after=datetime(3001, 1, 1, tzinfo=UTC))
+    return ctx.built(d)
+
+
+@case("invalid.validity-inverted", "invalid", ErrorCode.NOT_YET_VALID,
+      importance="medium", rule=f"{TLS}: abort if the certificate is expired or not yet valid",
+      also=(ErrorCode.EXPIRED,))
+def validity_inverted(ctx: BuildContext) -> Built:
+    """notBefore is 3000-01-01 and notAfter 1999-01-01: the dates in the wrong order, an
+    empty validity window, so at any time the certificate is not yet valid and expired at once
+    (the reference says not yet valid: it checks notBefore first; expired is a right reason
+    too). A verifier that puts the dates back in order accepts it."""
+    d = ctx.draft(not_before=datetime(3000, 1, 1, tzinfo=UTC),
+                  not_after=datetime(1999, 1, 1, tzinfo=UTC))
     return ctx.built(d)
 
 
@@ -642,6 +659,52 @@ def raw_r_s(ctx: BuildContext, host_type: str, name: str) -> Built:
     d = ctx.draft(host=host)
     v = signed_key(host.protobuf, raw_ecdsa(host_signature(host, d), 32))
     return ctx.built(with_libp2p_value(d, v))
+
+
+@case("invalid.extension-signature.compact-recoverable.secp256k1", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="medium",
+      rule="peer-ids.md: Secp256k1 signatures are DER")
+def compact_recoverable(ctx: BuildContext) -> Built:
+    """The Secp256k1 host signature is the 65-byte compact recoverable form of a valid
+    signature (Bitcoin's and Ethereum's: 27 + 4 + recovery id, then r || s), not DER. A verifier
+    that recovers the signer's key from it and compares keys accepts it."""
+    host = ctx.host("Secp256k1")
+    d = ctx.draft(host=host)
+    r, s = decode_dss_signature(host_signature(host, d))
+    key = host.pair.private
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    numbers = key.public_key().public_numbers()
+    digest = hashlib.sha256(handshake_message(d.cert_key.spki)).digest()
+    recid = secp256k1.recovery_id(digest, r, s, (numbers.x, numbers.y))
+    compact = bytes([27 + 4 + recid]) + r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, compact)))
+
+
+@case("invalid.host-key.ecdsa-type-holds-secp256k1-point", "invalid",
+      ErrorCode.HOST_KEY_MALFORMED, importance="high",
+      rule="peer-ids.md: an ECDSA key's Data is a DER SubjectPublicKeyInfo")
+def ecdsa_type_holds_secp256k1_point(ctx: BuildContext) -> Built:
+    """The host key's Type is ECDSA but its Data is a Secp256k1 key in Secp256k1's own form
+    (the 33-byte compressed point); the signature is that Secp256k1 key's (DER ECDSA over
+    SHA-256, which both types use). A verifier that decodes ECDSA Data with the Secp256k1
+    decoder accepts it and reports a PeerId no Secp256k1 or ECDSA key has."""
+    host = ctx.host("Secp256k1")
+    d = ctx.draft(host=host)
+    pb = encode_public_key(KEY_TYPE_CODES["ECDSA"], host.data)
+    return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))))
+
+
+@case("invalid.host-key.wrapped-in-identity-multihash", "invalid",
+      ErrorCode.HOST_KEY_MALFORMED, importance="high",
+      rule=f"{EXT}: publicKey is the protobuf PublicKey (peer-ids.md: Keys)")
+def wrapped_in_identity_multihash(ctx: BuildContext) -> Built:
+    """publicKey holds the Ed25519 host key's protobuf wrapped in an identity multihash (00,
+    its length, the protobuf): the bytes of its inlined PeerId, not a PublicKey; the signature
+    is valid. A verifier that unwraps a multihash header before decoding accepts it."""
+    host = ctx.host()
+    d = ctx.draft(host=host)
+    wrapped = b"\x00" + varint(len(host.protobuf)) + host.protobuf
+    return ctx.built(with_libp2p_value(d, signed_key(wrapped, host_signature(host, d))))
 
 
 #: Host key types whose own key can be a certificate key, each with that key's scheme.

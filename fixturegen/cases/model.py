@@ -76,6 +76,9 @@ class Case:
     section: str = ""
     #: This case's value of each ``{name}`` in ``family`` (empty for a case declared alone).
     parameters: tuple[tuple[str, str], ...] = ()
+    #: Other codes that are right reasons too (checks that fail as well, after the first):
+    #: the manifest's ``expected.also``.
+    also: tuple[ErrorCode, ...] = ()
 
     def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None, *,
                built: Built | None = None) -> Rendered:
@@ -114,7 +117,7 @@ class Case:
                 kind=built.host.kind, source="throwaway",
                 public_key_protobuf_hex=built.host.protobuf.hex()),
             expect_peer_id=built.expect_peer_id,
-            expected=Expected(result=self.result, error=self.error,
+            expected=Expected(result=self.result, error=self.error, also=list(self.also),
                               peer_id=None if self.result == "invalid" else (
                                   d.host.peer_id if built.host is None
                                   else built.host.peer_id)),
@@ -165,6 +168,8 @@ def register(c: Case) -> None:
     """Add a case to the catalogue (what :func:`case` does for each case it declares)."""
     if any(existing.id == c.id for existing in CATALOGUE):
         raise ValueError(f"duplicate case id {c.id}")
+    if c.also and (c.error is None or c.error in c.also):
+        raise ValueError(f"case {c.id}: also names codes beside an invalid case's own error")
     CATALOGUE.append(c)
 
 
@@ -177,6 +182,7 @@ def case(
     importance: Importance | None = None,
     rule: str = "",
     each: Iterable[Params] | None = None,
+    also: tuple[ErrorCode, ...] = (),
 ) -> Callable[[Callable[..., Built]], Callable[..., Built]]:
     """Declare a case (or, with ``each``, a family): the function's docstring is the
     description. With ``each``, ``id`` and the docstring are ``str.format`` templates filled
@@ -192,7 +198,7 @@ def case(
                 id=id.format(**params),
                 description=describe(doc.format(**params) if each is not None else doc),
                 result=result(**params) if callable(result) else result,
-                build=build, error=error,
+                build=build, error=error, also=also,
                 flags=flags(**params) if callable(flags) else flags,
                 importance=importance, rule=rule, family=id,
                 section=fn.__module__.rsplit(".", 1)[-1],

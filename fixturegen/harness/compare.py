@@ -32,11 +32,13 @@ DIVERGENCES = frozenset({"false_accept", "false_reject", "wrong_reason", "hang",
                          "error"})
 
 
-def is_wrong_reason(expected_error: str | None, reason: Collection[str] | None) -> bool:
-    """The mapped ``reason`` (reference error codes) is known and excludes the expected code."""
+def is_wrong_reason(expected_error: str | None, reason: Collection[str] | None,
+                    also: Collection[str] = ()) -> bool:
+    """The mapped ``reason`` (reference error codes) is known and excludes the expected code
+    and every code ``also`` names (the case's other right reasons)."""
     if not reason or expected_error is None:
         return False
-    return expected_error not in reason
+    return not ({expected_error, *also} & set(reason))
 
 
 def outcome(expected: Expectation, verdict: str | None, peer_id: str | None,
@@ -62,5 +64,6 @@ def outcome(expected: Expectation, verdict: str | None, peer_id: str | None,
             return "false_reject"
         if expected.result == "acceptable":
             return "acceptable"
-        return "wrong_reason" if is_wrong_reason(expected.error, reason) else "agree"
+        return ("wrong_reason" if is_wrong_reason(expected.error, reason, expected.also)
+                else "agree")
     return "error"

@@ -25,6 +25,8 @@ class Expectation:
     result: str  # valid | invalid | acceptable
     peer_id: str | None
     error: str | None
+    #: Other error codes that are right reasons too (the manifest's ``expected.also``).
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,8 @@ def load_corpus(corpus: Path, *, transcripts: bool = True) -> LoadedCorpus:
                               expect_peer_id=fx.get("expect_peer_id"), certificate_key=key)
             exp = fx["expected"]
             cases.append(HarnessCase(request, Expectation(exp["result"], exp.get("peer_id"),
-                                                          exp.get("error")),
+                                                          exp.get("error"),
+                                                          tuple(exp.get("also") or ())),
                                      fx["rule"], fx["description"], fx.get("importance"),
                                      fx["path"], _family(fx.get("family")),
                                      (fx.get("host_key") or {}).get("type")))

@@ -57,22 +57,24 @@ def stream(seed: bytes, label: str, purpose: str, n: int) -> bytes:
     return h.digest(n)
 
 
-def _prime(seed: bytes, label: str, which: str, bits: int) -> int:
+def _prime(seed: bytes, label: str, which: str, bits: int, exponent: int = 65537) -> int:
     counter = 0
     while True:
         raw = stream(seed, label, f"rsa-prime-{which}-{counter}", (bits + 7) // 8)
         candidate = int.from_bytes(raw, "big") >> (8 * len(raw) - bits)
         candidate |= (3 << (bits - 2)) | 1
         p = int(gmpy2.next_prime(candidate - 1))
-        if p.bit_length() == bits and math.gcd(p - 1, 65537) == 1:
+        if p.bit_length() == bits and math.gcd(p - 1, exponent) == 1:
             return p
         counter += 1
 
 
-def derive_rsa(seed: bytes, label: str, bits: int) -> rsa.RSAPrivateKey:
-    e = 65537
-    p = _prime(seed, label, "p", bits // 2)
-    q = _prime(seed, label, "q", bits - bits // 2)
+def derive_rsa(seed: bytes, label: str, bits: int, exponent: int = 65537) -> rsa.RSAPrivateKey:
+    """The RSA key of ``bits`` for (seed, label), with the public exponent ``exponent`` (65537
+    unless a case needs another: the primes are those of the same stream coprime to it)."""
+    e = exponent
+    p = _prime(seed, label, "p", bits // 2, e)
+    q = _prime(seed, label, "q", bits - bits // 2, e)
     if p == q:  # pragma: no cover - would need a SHAKE collision
         raise ValueError("derived equal primes")
     if p < q:

@@ -91,6 +91,19 @@ class Expected(FrozenModel):
         description="The reference verifier's error code; null when it accepts"
     )
     peer_id: str | None = Field(description="The PeerId a verifier derives when it accepts")
+    also: list[ErrorCode] = Field(
+        default_factory=list,
+        description="Other error codes that are right reasons too: checks that fail on this "
+        "certificate as well, after the reference's first failing one (an expired and not yet "
+        "valid certificate, say). A rejection for one of them is not wrong_reason. Left out of "
+        "the manifest when empty")
+
+    @model_serializer(mode="wrap")
+    def _without_empty_also(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if not data.get("also"):
+            data.pop("also", None)
+        return data
 
 
 class Family(FrozenModel):
