@@ -31,6 +31,7 @@ from fixturegen.cases.boundaries import (
     Partition,
     Property,
     Verdict,
+    _without_sign_octet,
     around,
     boundary,
     field_number_edges,
@@ -463,3 +464,21 @@ def test_a_property_is_declared_once() -> None:
     good = _prop(Partition("a", 1, Verdict("acceptable", flags=(Flag.EMPTY_NAME,)), "t"))
     assert good.case_id(good.partitions[0]) == "boundary.host-key.example.a"
 
+
+
+@pytest.mark.parametrize("host", ["ecdsa", "secp256k1"])
+def test_the_sign_octet_case_is_made_for_every_seed(host: str) -> None:
+    """The negative-INTEGER case needs a signature value with its top bit set; a seed whose
+    first signature has none takes another host key, so every seed makes the case."""
+    case = BOUNDARY[f"boundary.host-signature.{host}-integer.negative"]
+    for number in range(12):
+        r = case.render(f"seed {number}".encode())
+        verdict = Verifier().verify([d for p, d in r.files if p.endswith(".der")])
+        assert verdict.error == ErrorCode.EXTENSION_SIGNATURE_INVALID, (number, verdict.detail)
+
+
+def test_without_a_top_bit_there_is_no_sign_octet_to_drop() -> None:
+    order = 2**255 + 2**253
+    assert _without_sign_octet(1, 2**254, order) is None  # r, s and n - s all below a top bit
+    assert _without_sign_octet(1, 2**255 + 5, order) == der.sequence(
+        der.integer(1), b"\x02\x20" + (2**255 + 5).to_bytes(32, "big"))

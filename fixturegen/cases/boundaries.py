@@ -751,19 +751,39 @@ for _type, _kind, _high, _existing in (
 
 
 # -- ECDSA signature INTEGERs ---------------------------------------------------------------------
+def _top_bit_set(value: int) -> bool:
+    return value.bit_length() % 8 == 0
+
+
+def _without_sign_octet(r: int, s: int, order: int) -> bytes | None:
+    """The signature with the first of r, s and s's twin n - s (a valid signature too) whose
+    top bit is set written without its sign octet; None when none of the three has it."""
+    if _top_bit_set(r):
+        return der.sequence(with_integer(r, "negative"), der.integer(s))
+    for candidate in (s, order - s):
+        if _top_bit_set(candidate):
+            return der.sequence(der.integer(r), with_integer(candidate, "negative"))
+    return None
+
+
 def _ecdsa_integer(host_type: str, order: int) -> Callable[[BuildContext, str | int], Built]:
     def build(ctx: BuildContext, edge: str | int) -> Built:
-        def value(pb: bytes, sig: bytes, host: HostKey) -> bytes:
-            r, s = decode_dss_signature(sig)
-            if edge != "negative":
+        if edge != "negative":
+            def value(pb: bytes, sig: bytes, host: HostKey) -> bytes:
+                r, s = decode_dss_signature(sig)
                 return signed_key(pb, der.sequence(with_integer(r, edge), der.integer(s)))
-            # the first of r, s and s's twin n - s (a valid signature too) whose top bit is set
-            if (r.bit_length() % 8) == 0:
-                return signed_key(pb, der.sequence(with_integer(r, edge), der.integer(s)))
-            twin = s if s.bit_length() % 8 == 0 else order - s
-            return signed_key(pb, der.sequence(der.integer(r), with_integer(twin, edge)))
 
-        return _with_value(ctx, value, ctx.host(host_type))
+            return _with_value(ctx, value, ctx.host(host_type))
+        # a host key of the seed whose signature has a value with its top bit set (almost
+        # always the first)
+        for attempt in range(64):
+            host = ctx.host(host_type, role="host" if attempt == 0 else f"host-{attempt}")
+            d = ctx.draft(host=host)
+            r, s = decode_dss_signature(host_signature(host, d))
+            signature = _without_sign_octet(r, s, order)
+            if signature is not None:
+                return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, signature)))
+        raise RuntimeError(f"{ctx.fixture_id}: no signature with a top bit set")  # pragma: no cover
 
     return build
 
