@@ -102,3 +102,14 @@ def test_the_index_names_every_family_once() -> None:
     assert sum(int(n) for _, n in links) == len(CATALOGUE)
     assert casepages.slug("invalid.fault.host-key.truncated.{host}.{scheme}.{placement}") == \
         "invalid.fault.host-key.truncated"
+
+
+def test_a_case_with_a_second_right_reason_names_it(data: PageData) -> None:
+    page = casepages.pages(data, ("invalid.validity-inverted", "invalid.expired"))
+    inverted = _section(page[f"cases/{casepages.page_names()['invalid.validity-inverted']}.md"],
+                        "invalid.validity-inverted")
+    assert ("(the reference verifier: `not_yet_valid`; also a right reason: `expired`)"
+            in inverted)
+    expired = _section(page[f"cases/{casepages.page_names()['invalid.expired']}.md"],
+                       "invalid.expired")
+    assert "(the reference verifier: `expired`)" in expired and "also" not in expired

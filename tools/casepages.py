@@ -126,7 +126,9 @@ def _case(c: Case, rendered: Rendered, d: PageData, at: int | None) -> list[str]
     expected = rendered.fixture.expected
     said = f"**{c.result}**"
     if c.error is not None:
-        said += f" (the reference verifier: `{c.error.value}`)"
+        said += f" (the reference verifier: `{c.error.value}`"
+        said += (f"; also a right reason: {', '.join(f'`{a.value}`' for a in c.also)})"
+                 if c.also else ")")
     elif expected.peer_id:
         said += f" (PeerId `{expected.peer_id}`)"
     if c.flags:
