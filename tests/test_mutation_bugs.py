@@ -324,7 +324,7 @@ def test_every_shipped_bug_file_fits_its_scope() -> None:
         setup = load_setup(base, adapter.folder, adapter.name)
         bugs = read(path)
         check(bugs, path, name=adapter.name, version=adapter.version,
-              files=(*setup.files, *setup.handshake_files), tree=None)
+              files=setup.bug_scope, tree=None)
         assert len(bugs.bugs) >= 30, (adapter.name, len(bugs.bugs))
         found += 1
     if not found:
@@ -388,3 +388,34 @@ def test_bugs_of_the_generator_are_killed_by_the_generate_check(corpus: Path, ad
     assert expired.killing_cases == 2
     text = (tmp_path / "b" / "mutation.md").read_text()
     assert "| `secp256k1-hangs` | `generate:secp256k1#1` | verdict |" in text
+
+
+def test_bug_files_are_edited_by_bug_models_only_and_reach_handshakes(tmp_path: Path) -> None:
+    """A scope's bug_files are files only bug models edit: the mutation tool's own list
+    (``files``) never names them, every shipped one is edited by some bug model, and a change
+    there also runs in handshake mode."""
+    from fixturegen.harness.adapters import SHIPPED, adapters_dir
+    from fixturegen.mutation.bugs import bugs_path
+    from fixturegen.mutation.setup import load_setup
+
+    base = adapters_dir(TESTS.parent / "adapters")
+    named = 0
+    for adapter in SHIPPED:
+        if not bugs_path(base, adapter.folder, adapter.name).is_file():
+            continue
+        setup = load_setup(base, adapter.folder, adapter.name)
+        assert not set(setup.bug_files) & set(setup.files), adapter.name
+        edited = {e.file for b in read(bugs_path(base, adapter.folder, adapter.name)).bugs
+                  for e in b.edits}
+        assert set(setup.bug_files) <= edited, adapter.name
+        named += len(setup.bug_files)
+    assert named >= 3
+    folder = tmp_path / "impl"
+    (folder / "mutation").mkdir(parents=True)
+    (folder / "mutate").write_text("#!/bin/sh\n")
+    (folder / "mutation" / "x.json").write_text(json.dumps({
+        "tool": "t", "files": ["a.py"], "activation": "rebuild",
+        "handshake_files": ["b.py"], "bug_files": ["c.py", "a.py"]}))
+    setup = load_setup(tmp_path, "impl", "x")
+    assert setup.bug_scope == ("a.py", "b.py", "c.py")
+    assert set(setup.reaches_handshakes) == {"b.py", "c.py", "a.py"}

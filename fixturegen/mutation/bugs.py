@@ -6,8 +6,8 @@ Each bug is one to five edits (``find`` exactly once in its file, after the bug'
 edits, becomes ``replace``), applied whole to the campaign's scratch tree and put back whole.
 Loading checks everything before anything runs, each problem one line (:class:`BugsError`): the
 JSON and its fields, the sizes, duplicate ids, the version (the one being mutated), a file
-outside the scope's ``files`` and ``handshake_files``, and every ``find`` against the pristine
-source tree (absent, or not unique).
+outside the scope's ``files``, ``handshake_files`` and ``bug_files``, and every ``find``
+against the pristine source tree (absent, or not unique).
 """
 
 from __future__ import annotations

@@ -369,7 +369,7 @@ class Campaign:
             loaded, mutants = bug_models.load(
                 path, name=self.adapter.name,
                 version=None if self.wanted.source is not None else self.version,
-                files=tuple(dict.fromkeys((*self.setup.files, *self.setup.handshake_files))),
+                files=self.setup.bug_scope,
                 tree=self.pristine)
         except bug_models.BugsError as exc:
             raise CampaignError(str(exc)) from None
@@ -433,7 +433,7 @@ class Campaign:
         """The mode to run and the entries that count for ``mutant`` (None: the baseline)."""
         name = self.adapter.name
         handshake = self.settings.mode == "all" and (
-            mutant is None or any(f in self.setup.handshake_files for f in mutant.files))
+            mutant is None or any(f in self.setup.reaches_handshakes for f in mutant.files))
         entries = [name]
         if handshake:
             chosen = self.setup.handshake_entries or tuple(

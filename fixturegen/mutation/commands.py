@@ -136,10 +136,10 @@ def mutate(
             fail(f"{name} has no bug models ({path} is missing)")
         try:
             check(read(path), path, name=name, version=wanted.version,
-                  files=(*setup.files, *setup.handshake_files), tree=None)
+                  files=setup.bug_scope, tree=None)
         except BugsError as exc:
             fail(str(exc))
-    peer = fixture_peer(base) if mode == "all" and setup.handshake_files else []
+    peer = fixture_peer(base) if mode == "all" and setup.reaches_handshakes else []
     corpus = corpus_folder(corpus, cache)
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,

@@ -11,6 +11,9 @@ adapter's ``mutate`` script that speaks the language's mutation tool.
      "handshake_files": ["src/verifier.rs"],   code only a handshake reaches: its mutants also
                                                 run in handshake mode
      "handshake_entries": ["tcp-dial", ...],   which handshake entries run them
+     "bug_files": ["src/peer_id.rs"],          files only bug models edit (the tool lists no
+                                                mutant there); their bug models also run in
+                                                handshake mode
      "upstream": "what the upstream tests are",
      "bug_activation": "rebuild",              how bug models run (rebuild | shadow; default:
                                                 the activation, rebuild for switch)
@@ -76,10 +79,22 @@ class Setup:
     survivors: dict[str, tuple[Verdict, str]] = field(default_factory=dict)
     bug_activation: Activation = "rebuild"
     bug_env: dict[str, str] = field(default_factory=dict)
+    bug_files: tuple[str, ...] = ()
 
     @property
     def script(self) -> Path:
         return self.folder / "mutate"
+
+    @property
+    def bug_scope(self) -> tuple[str, ...]:
+        """Every file a bug model may edit: the tool's files, the handshake files and the
+        bug files, each once."""
+        return tuple(dict.fromkeys((*self.files, *self.handshake_files, *self.bug_files)))
+
+    @property
+    def reaches_handshakes(self) -> tuple[str, ...]:
+        """The files whose changes also run in handshake mode."""
+        return (*self.handshake_files, *self.bug_files)
 
 
 def load_setup(adapters: Path, folder: str, name: str) -> Setup:
@@ -105,7 +120,8 @@ def load_setup(adapters: Path, folder: str, name: str) -> Setup:
             env,
             tuple(data.get("handshake_files", [])), tuple(data.get("handshake_entries", [])),
             str(data.get("upstream", "")), load_table(table_path(adapters, folder, name)),
-            _survivors(base / f"{name}.survivors.tsv"), bug_activation, bug_env)
+            _survivors(base / f"{name}.survivors.tsv"), bug_activation, bug_env,
+            tuple(data.get("bug_files", [])))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SetupError(f"{path}: {exc}") from None
     if not setup.script.is_file():
