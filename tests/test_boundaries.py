@@ -347,6 +347,8 @@ def _check_integer(curve: ec.EllipticCurve) -> Callable[[str, object], None]:
         message = b"libp2p-tls-handshake:" + _certificate(case_id).public_key().public_bytes(
             Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
         key.verify(encode_dss_signature(r, s), message, ec.ECDSA(hashes.SHA256()))
+        if isinstance(curve, ec.SECP256K1):
+            assert s <= K1_N // 2  # the low-S signature as signed, never its high-S twin
         if edge == "negative":
             assert r_tlv[0] == s_tlv[0] == 0x02
             assert any(c[0] & 0x80 for c in content)  # a positive value without its pad
@@ -465,20 +467,36 @@ def test_a_property_is_declared_once() -> None:
     assert good.case_id(good.partitions[0]) == "boundary.host-key.example.a"
 
 
-
 @pytest.mark.parametrize("host", ["ecdsa", "secp256k1"])
 def test_the_sign_octet_case_is_made_for_every_seed(host: str) -> None:
-    """The negative-INTEGER case needs a signature value with its top bit set; a seed whose
-    first signature has none takes another host key, so every seed makes the case."""
+    """The negative-INTEGER case needs r or s with its top bit set; a seed whose first
+    signature has neither (about one in two for a low-S Secp256k1 signature) takes another host
+    key of the seed, so every seed makes the case, with a signature as signed."""
     case = BOUNDARY[f"boundary.host-signature.{host}-integer.negative"]
+    hosts = set()
     for number in range(12):
         r = case.render(f"seed {number}".encode())
-        verdict = Verifier().verify([d for p, d in r.files if p.endswith(".der")])
+        leaf = next(d for p, d in r.files if p.endswith(".der"))
+        verdict = Verifier().verify([leaf])
         assert verdict.error == ErrorCode.EXTENSION_SIGNATURE_INVALID, (number, verdict.detail)
+        certificate = x509.load_der_x509_certificate(leaf)
+        value = certificate.extensions.get_extension_for_oid(
+            x509.ObjectIdentifier(LIBP2P_EXTENSION_OID)).value.value  # type: ignore[attr-defined]
+        signature = der.children(value)[1][2:]
+        first, second = der.children(signature)
+        unpadded = [e for e in (first, second) if e[2] & 0x80]
+        assert len(unpadded) == 1, number  # exactly one INTEGER lost its sign octet
+        hosts.add(r.fixture.host_key.public_key_protobuf_hex if r.fixture.host_key else None)
+    assert len(hosts) == 12
 
 
 def test_without_a_top_bit_there_is_no_sign_octet_to_drop() -> None:
-    order = 2**255 + 2**253
-    assert _without_sign_octet(1, 2**254, order) is None  # r, s and n - s all below a top bit
-    assert _without_sign_octet(1, 2**255 + 5, order) == der.sequence(
+    assert _without_sign_octet(1, 2**254) is None  # neither r nor s has its top bit set
+    assert _without_sign_octet(1, 2**255 + 5) == der.sequence(
         der.integer(1), b"\x02\x20" + (2**255 + 5).to_bytes(32, "big"))
+    assert _without_sign_octet(2**255 + 5, 1) == der.sequence(
+        b"\x02\x20" + (2**255 + 5).to_bytes(32, "big"), der.integer(1))
+    with pytest.raises(ValueError, match="positive"):
+        with_integer(0, "leading-zero")
+    long = 2**1100 + 1  # a content over 127 octets keeps its long-form length
+    assert with_integer(long, "leading-zero") == b"\x02\x81\x8b\x00" + long.to_bytes(138, "big")

@@ -261,6 +261,7 @@ def test_the_manifest_refuses_an_unknown_flag(corpus: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize(("result", "error", "also"), [
     ("valid", None, (ErrorCode.EXPIRED,)),
     ("invalid", ErrorCode.EXPIRED, (ErrorCode.EXPIRED,)),
+    ("acceptable", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, (ErrorCode.EXPIRED,)),
 ])
 def test_other_right_reasons_belong_to_an_invalid_case_beside_its_own(
         result: str, error: ErrorCode | None, also: tuple[ErrorCode, ...]) -> None:

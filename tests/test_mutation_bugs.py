@@ -396,7 +396,7 @@ def test_bug_files_are_edited_by_bug_models_only_and_reach_handshakes(tmp_path: 
     there also runs in handshake mode."""
     from fixturegen.harness.adapters import SHIPPED, adapters_dir
     from fixturegen.mutation.bugs import bugs_path
-    from fixturegen.mutation.setup import load_setup
+    from fixturegen.mutation.setup import SetupError, load_setup
 
     base = adapters_dir(TESTS.parent / "adapters")
     named = 0
@@ -415,7 +415,11 @@ def test_bug_files_are_edited_by_bug_models_only_and_reach_handshakes(tmp_path: 
     (folder / "mutate").write_text("#!/bin/sh\n")
     (folder / "mutation" / "x.json").write_text(json.dumps({
         "tool": "t", "files": ["a.py"], "activation": "rebuild",
-        "handshake_files": ["b.py"], "bug_files": ["c.py", "a.py"]}))
+        "handshake_files": ["b.py"], "bug_files": ["c.py"]}))
     setup = load_setup(tmp_path, "impl", "x")
     assert setup.bug_scope == ("a.py", "b.py", "c.py")
-    assert set(setup.reaches_handshakes) == {"b.py", "c.py", "a.py"}
+    assert set(setup.reaches_handshakes) == {"b.py", "c.py"}
+    (folder / "mutation" / "x.json").write_text(json.dumps({
+        "tool": "t", "files": ["a.py"], "activation": "rebuild", "bug_files": ["a.py"]}))
+    with pytest.raises(SetupError, match=r"a\.py is in files and in bug_files"):
+        load_setup(tmp_path, "impl", "x")

@@ -540,7 +540,8 @@ def _spec(rule: str) -> str:
 def _error(c: Case) -> str:
     if c.error is None:
         return "accept"
-    return f"[`{c.error.value}`](../checks.md#{c.error.value})"
+    also = "".join(f" (or [`{a.value}`](../checks.md#{a.value}))" for a in c.also)
+    return f"[`{c.error.value}`](../checks.md#{c.error.value}){also}"
 
 
 def _flags(c: Case) -> str:

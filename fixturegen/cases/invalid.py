@@ -666,7 +666,7 @@ def raw_r_s(ctx: BuildContext, host_type: str, name: str) -> Built:
       rule="peer-ids.md: Secp256k1 signatures are DER")
 def compact_recoverable(ctx: BuildContext) -> Built:
     """The Secp256k1 host signature is the 65-byte compact recoverable form of a valid
-    signature (Bitcoin's and Ethereum's: 27 + 4 + recovery id, then r || s), not DER. A verifier
+    signature (Bitcoin's: 27 + 4 + recovery id, then r || s), not DER. A verifier
     that recovers the signer's key from it and compares keys accepts it."""
     host = ctx.host("Secp256k1")
     d = ctx.draft(host=host)

@@ -133,14 +133,16 @@ CATALOGUE: list[Case] = []
 
 def catalogue_version(cases: Iterable[Case] | None = None) -> str:
     """The catalogue's version, ``COUNT-DIGEST``: how many cases, and the first 12 hex digits
-    of a SHA-256 over each case's id, expected result, error code and flags (sorted by id). It
+    of a SHA-256 over each case's id, expected result, error code, flags and other right
+    reasons (``also``; sorted by id). It
     changes exactly when a case is added, removed or expects something else, so a report read
     beside another tells a new case from a new divergence; the certificates' bytes are fixed
     by the fixturegen version and the seed."""
     chosen = sorted(CATALOGUE if cases is None else cases, key=lambda c: c.id)
     digest = hashlib.sha256()
     for c in chosen:
-        line = "\t".join((c.id, c.result, c.error or "", ",".join(sorted(c.flags))))
+        line = "\t".join((c.id, c.result, c.error or "", ",".join(sorted(c.flags)))
+                         + ((",".join(c.also),) if c.also else ()))
         digest.update(line.encode() + b"\n")
     return f"{len(chosen)}-{digest.hexdigest()[:12]}"
 
@@ -168,7 +170,7 @@ def register(c: Case) -> None:
     """Add a case to the catalogue (what :func:`case` does for each case it declares)."""
     if any(existing.id == c.id for existing in CATALOGUE):
         raise ValueError(f"duplicate case id {c.id}")
-    if c.also and (c.error is None or c.error in c.also):
+    if c.also and (c.result != "invalid" or c.error is None or c.error in c.also):
         raise ValueError(f"case {c.id}: also names codes beside an invalid case's own error")
     CATALOGUE.append(c)
 

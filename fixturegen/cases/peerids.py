@@ -182,8 +182,9 @@ def dialled_but_self_signature_corrupted(ctx: BuildContext) -> Built:
     return ctx.built(d, files=(with_corrupted_self_signature(d),), expect_peer_id=host.peer_id)
 
 
-#: A subjectAltName with one dNSName, as an AutoTLS (ACME) certificate of a libp2p peer has.
 def _subject_alt_name() -> bytes:
+    """A subjectAltName with one dNSName, as an AutoTLS (ACME) certificate of a libp2p peer
+    has."""
     return extension("2.5.29.17", der.sequence(der.tlv(0x82, b"libp2p.example")))
 
 

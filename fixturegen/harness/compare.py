@@ -6,8 +6,9 @@
 - ``false_reject``: rejected a valid case (an interoperability finding);
 - ``wrong_reason``: rejected an invalid case, as required, but for another reason: its error
   text maps, through the adapter's reason table (:mod:`fixturegen.harness.reasons`), to
-  reference error codes none of which is the one the manifest expects (the check that should
-  refuse the case may be missing, hidden behind the one that did);
+  reference error codes none of which is the one the manifest expects, nor one of the case's
+  other right reasons (``expected.also``) (the check that should refuse the case may be
+  missing, hidden behind the one that did);
 - ``acceptable``: either verdict is allowed, and it was given with the right PeerId (a
   rejection of an acceptable case is never ``wrong_reason``: no reason is prescribed);
 - ``skip``: the implementation said it does not handle this kind of case;

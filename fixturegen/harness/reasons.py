@@ -11,7 +11,8 @@ panic's address) stays tolerated.
 ``harness run`` loads the table of each shipped adapter (``--reasons FILE`` gives one to a
 custom adapter) and records, for every rejection, its mapped reason in the case result
 (``reason``; null when no row matches). A rejected invalid case whose mapped reason excludes
-the reference's error code is the outcome ``wrong_reason`` (the verdict is right, the reason
+the reference's error code (and the case's other right reasons, ``expected.also``) is the
+outcome ``wrong_reason`` (the verdict is right, the reason
 is another check's: :mod:`fixturegen.harness.compare`), in the API check and in handshakes
 alike; a handshake's text is often only a TLS alert or a connection that never came, which no
 row matches, so it stays an agreement. A mutation campaign counts a changed reason as a kill.

@@ -95,7 +95,8 @@ class CaseResult(_Model):
         "codes its error text stands for, through the adapter's reviewed reason table "
         "(adapters/FOLDER/mutation/NAME.errors.json); only for a rejection; null when no row "
         "matches or the adapter has no table. A rejected invalid case whose reason excludes "
-        "the expected error code is the outcome wrong_reason")
+        "the expected error code and the case's other right reasons (the manifest's "
+        "expected.also) is the outcome wrong_reason")
     outcome: Outcome = Field(description="The verdict against the manifest (see the outcomes "
                              "in fixturegen/harness/compare.py)")
     known: bool = Field(default=False, description="Listed in the --known file")

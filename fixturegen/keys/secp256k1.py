@@ -38,7 +38,8 @@ def _multiply(k: int, point: Point) -> Point:
 
 def recover(digest: bytes, r: int, s: int, recovery_id: int) -> Point:
     """The public point that signed ``digest`` with (r, s), taking the nonce point's y of
-    parity ``recovery_id`` (SEC1 4.1.6, r < p - n only)."""
+    parity ``recovery_id`` (SEC1 4.1.6). The nonce point's x is taken to be r itself: for
+    r < p - n it could also be r + n (recovery ids 2 and 3), which this never tries."""
     y = pow((r**3 + 7) % P, (P + 1) // 4, P)
     if y % 2 != recovery_id:
         y = P - y

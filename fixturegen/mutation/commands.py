@@ -139,7 +139,8 @@ def mutate(
                   files=setup.bug_scope, tree=None)
         except BugsError as exc:
             fail(str(exc))
-    peer = fixture_peer(base) if mode == "all" and setup.reaches_handshakes else []
+    peer = (fixture_peer(base) if mode == "all" and (
+        setup.handshake_files or (bugs and setup.bug_files)) else [])
     corpus = corpus_folder(corpus, cache)
     loaded = corpus_or_fail(corpus, transcripts=True, handshakes=bool(peer), timeout=timeout)
     settings = Settings(mode, _shard(shard), upstream, timeout, DEFAULT_STARTUP, build_timeout,

@@ -124,6 +124,10 @@ def load_setup(adapters: Path, folder: str, name: str) -> Setup:
             tuple(data.get("bug_files", [])))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SetupError(f"{path}: {exc}") from None
+    both = sorted(set(setup.bug_files) & set(setup.files))
+    if both:
+        raise SetupError(f"{path}: {both[0]} is in files and in bug_files (bug_files are the "
+                         "files only bug models edit)")
     if not setup.script.is_file():
         raise SetupError(f"{setup.script} is missing")
     return setup
