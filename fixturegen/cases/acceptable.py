@@ -9,7 +9,7 @@ from fixturegen.cases.model import case
 from fixturegen.cases.mutate import host_signature, with_libp2p_value, with_rsa_pss_key
 from fixturegen.certs import der
 from fixturegen.certs.builder import EMPTY_NAME, OID_COMMON_NAME, OID_ORGANIZATION, name
-from fixturegen.certs.extension import extension, signed_key
+from fixturegen.certs.extension import extension, signed_key, subject_alt_name
 from fixturegen.certs.schemes import SigningAlgorithm
 from fixturegen.identity.hostkey import SECP256K1_ORDER, flip_s
 from fixturegen.keys import KeyKind
@@ -19,7 +19,6 @@ TLS = "tls.md: Peer Authentication"
 BASIC_CONSTRAINTS = "2.5.29.19"
 KEY_USAGE = "2.5.29.15"
 EXT_KEY_USAGE = "2.5.29.37"
-SUBJECT_ALT_NAME = "2.5.29.17"
 SUBJECT_KEY_ID = "2.5.29.14"
 
 
@@ -91,7 +90,7 @@ def critical_subject_alt_name(ctx: BuildContext) -> Built:
     py-libp2p accept), a libp2p verifier that knows only its own extension rejects it
     (rust-libp2p, and js-libp2p over QUIC, which runs rust's crate). Found by fixturegen fuzz
     (operator extension-critical)."""
-    san = extension(SUBJECT_ALT_NAME, der.sequence(der.tlv(0x82, b"libp2p.example")), True)
+    san = subject_alt_name(critical=True)
     return ctx.built(ctx.draft(extra_extensions=(san,)))
 
 
@@ -169,7 +168,7 @@ def extension_among_others(ctx: BuildContext) -> Built:
     d = ctx.draft()
     eku = extension(EXT_KEY_USAGE, der.sequence(der.oid("1.3.6.1.5.5.7.3.1"),
                                                 der.oid("1.3.6.1.5.5.7.3.2")))
-    san = extension(SUBJECT_ALT_NAME, der.sequence(der.tlv(0x82, b"libp2p.example")))
+    san = subject_alt_name()
     unknown = extension("1.3.6.1.4.1.53594.99.2", der.octet_string(b"ignored"))
     exts = (_key_usage(False), eku, d.tbs.extensions[0], san, unknown)
     return ctx.built(d.but(extensions=exts))

@@ -23,8 +23,7 @@ from fixturegen.cases.mutate import (
     with_corrupted_self_signature,
     with_libp2p_value,
 )
-from fixturegen.certs import der
-from fixturegen.certs.extension import extension, signed_key
+from fixturegen.certs.extension import signed_key, subject_alt_name
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.peerid import MAX_INLINE_KEY_LENGTH, base58btc, peer_id_multihash
 from fixturegen.identity.protobuf import varint
@@ -182,19 +181,13 @@ def dialled_but_self_signature_corrupted(ctx: BuildContext) -> Built:
     return ctx.built(d, files=(with_corrupted_self_signature(d),), expect_peer_id=host.peer_id)
 
 
-def _subject_alt_name() -> bytes:
-    """A subjectAltName with one dNSName, as an AutoTLS (ACME) certificate of a libp2p peer
-    has."""
-    return extension("2.5.29.17", der.sequence(der.tlv(0x82, b"libp2p.example")))
-
-
 @case("valid.peer-id.expected.subject-alt-name", "valid", rule=DIALLED)
 def expected_with_subject_alt_name(ctx: BuildContext) -> Built:
     """A valid certificate that also carries a non-critical subjectAltName (dNSName
     libp2p.example, as certificates for AutoTLS name a peer); the caller expects its PeerId:
     the twin of invalid.peer-id.other-key.subject-alt-name."""
     host = ctx.host("Ed25519", source="fixed")
-    return ctx.built(ctx.draft(host=host, extra_extensions=(_subject_alt_name(),)),
+    return ctx.built(ctx.draft(host=host, extra_extensions=(subject_alt_name(),)),
                      expect_peer_id=host.peer_id)
 
 
@@ -207,5 +200,5 @@ def other_key_with_subject_alt_name(ctx: BuildContext) -> Built:
     accepts it."""
     host = ctx.host("Ed25519", source="fixed")
     dialled = HostKey(ctx.shared(KeyKind.ED25519, "peer-id-dialled"))
-    return ctx.built(ctx.draft(host=host, extra_extensions=(_subject_alt_name(),)),
+    return ctx.built(ctx.draft(host=host, extra_extensions=(subject_alt_name(),)),
                      expect_peer_id=dialled.peer_id)

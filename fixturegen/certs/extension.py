@@ -23,6 +23,15 @@ def extension(oid: str, value: bytes, critical: bool = False) -> bytes:
     return der.sequence(*parts)
 
 
+SUBJECT_ALT_NAME = "2.5.29.17"
+
+
+def subject_alt_name(dns_name: bytes = b"libp2p.example", critical: bool = False) -> bytes:
+    """A subjectAltName extension with one dNSName (RFC 5280 4.2.1.6), as an AutoTLS (ACME)
+    certificate of a libp2p peer carries."""
+    return extension(SUBJECT_ALT_NAME, der.sequence(der.tlv(0x82, dns_name)), critical)
+
+
 def handshake_message(spki: bytes) -> bytes:
     return SIGNATURE_PREFIX + spki
 
