@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: fixtures test test-fast test-under-load test-slow lint generated docs docs-check bench bench-handshake bench-ci-job adapters conformance builds-check matrix mutation clean distclean
+.PHONY: fixtures test test-fast test-under-load test-slow lint generated docs docs-check bench bench-handshake bench-ci-job adapters conformance builds-check ci-job-check matrix mutation clean distclean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -82,7 +82,12 @@ conformance: $(STAMP) adapters
 # Builds of other versions, for real: per implementation an older release from its registry
 # and a source tree with a planted bug (tests/test_real_builds.py). CI runs it.
 builds-check: $(STAMP) adapters
-	$(PY) -m pytest -m builds
+	FIXTUREGEN_CI_JOBS="go-libp2p litep2p" $(PY) -m pytest -m builds
+
+# The CI job of docs/guides/ci.md for all five implementations (builds-check runs two of them:
+# go-libp2p's and litep2p's, the one whose build fetches protoc). About 15 minutes.
+ci-job-check: $(STAMP) adapters
+	$(PY) -m pytest -m builds tests/test_ci_job.py
 
 # Full version matrices of every implementation with builds of other versions (API and
 # handshake modes), into $(OUT)/matrix/NAME; resumable: a version already run is kept. Hours on

@@ -129,8 +129,9 @@ def generate(
                                       callback=seed_option)] = "libp2p-fixturegen",
     random: Annotated[bool, typer.Option("--random", help="Fresh randomness (not reproducible)."
                                          )] = False,
-    only: Annotated[str | None, typer.Option(help="Only the cases whose id matches this glob."
-                                             )] = None,
+    only: Annotated[str | None, typer.Option(
+        help="Only the cases whose id matches this glob (with any case one of them is checked "
+        "after).")] = None,
     jobs: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
     certificate_key: Annotated[Path | None, typer.Option(
         help="Your own certificate key (PKCS#8 DER or PEM): it replaces the fixed key of its "
@@ -142,7 +143,7 @@ def generate(
     from fixturegen.output.writer import generate as run
 
     try:
-        total = len(select(only))
+        total = len(select(only, with_firsts=True))
     except OutputError as exc:
         fail(str(exc))
     with contextlib.ExitStack() as stack:

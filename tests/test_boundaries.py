@@ -324,6 +324,13 @@ def _check_ecdsa_s(order: int | None) -> Callable[[str, str], None]:
     return check
 
 
+def _check_serial_octets(case_id: str, octets: int) -> None:
+    """The serial INTEGER's content is ``octets`` octets, read by pyca: positive, and no sign
+    octet (its top bit is clear), so its value has 8 * octets - 1 bits."""
+    serial = x509.load_der_x509_certificate(_leaf(case_id)).serial_number
+    assert serial.bit_length() == 8 * octets - 1
+
+
 def _check_host_rsa_exponent(case_id: str, value: int) -> None:
     key = load_der_public_key(_host_data(case_id))
     assert isinstance(key, rsa.RSAPublicKey) and key.key_size == 2048
@@ -412,6 +419,7 @@ CHECKS: dict[str, Callable[[str, object], None]] = {
     "validity.time-switch": _check_time,  # type: ignore[dict-item]
     "host-key.data-form": _check_data_form,  # type: ignore[dict-item]
     "host-key.rsa-exponent": _check_host_rsa_exponent,  # type: ignore[dict-item]
+    "serial.octets": _check_serial_octets,  # type: ignore[dict-item]
     "host-signature.ecdsa-integer": _check_integer(ec.SECP256R1()),
     "host-signature.secp256k1-integer": _check_integer(ec.SECP256K1()),
 }

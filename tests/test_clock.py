@@ -7,19 +7,22 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from fixturegen.harness import clock
 from fixturegen.harness.adapters import BY_NAME, PEER
 from fixturegen.harness.handshake import clock_refreshed
-from fixturegen.harness.session import read_corpus, run_entries
+from fixturegen.harness.session import Target, read_corpus, run_entries, run_target
 from fixturegen.verify.verifier import Verifier
 
-ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
+ROOT = Path(__file__).resolve().parents[1]
+ADAPTERS = ROOT / "adapters"
 
 
 def _now() -> datetime:
@@ -63,7 +66,11 @@ def test_a_corpus_of_the_catalogue_carries_the_clock_cases_and_others_do_not(
         corpus: Path, tmp_path: Path) -> None:
     read = read_corpus(corpus, transcripts=False, handshakes=True, timeout=5.0)
     ids = [c.id for c in read.api]
-    assert [i for i in ids if clock.is_clock(i)] == [c.id for c in clock.CLOCK_CASES]
+    # the clock cases first, the late ones last (the API entry makes them again when it sends
+    # them); no handshake carries a late one
+    assert [i for i in ids if clock.is_clock(i)] == [c.id for c in clock.CLOCK_CASES] + [
+        c.id for c in clock.LATE_CASES]
+    assert ids[-len(clock.LATE_CASES):] == [c.id for c in clock.LATE_CASES]
     for way, plan in read.plans.items():
         clocked = [hc for hc in plan if clock.is_clock(hc.id)]
         assert [hc.id for hc in clocked] == [c.id for c in clock.CLOCK_CASES], way
@@ -117,3 +124,50 @@ def test_go_libp2p_judges_the_clock_cases_by_its_own_clock(corpus: Path,
             assert answer.verdict == ("accept" if case.result == "valid" else "reject")
             if case.result == "invalid":  # Go's x509 error names the validity period
                 assert "expired or is not yet valid" in (answer.error or ""), answer.error
+
+
+def test_a_late_case_opens_or_closes_at_the_next_second_after_the_first_answer() -> None:
+    first = datetime(2026, 12, 7, 15, 0, 0, 250000, tzinfo=UTC)
+    moment = datetime(2026, 12, 7, 15, 0, 1, tzinfo=UTC)
+    assert clock.late_moment(first) == moment
+    assert clock.late_moment(first.replace(microsecond=0)) == moment  # strictly after
+    for case in clock.LATE_CASES:
+        request, after = clock.late_request(case.id, first)
+        assert after == moment + clock.LATE_MARGIN
+        cert = x509.load_der_x509_certificate(base64.b64decode(request.certificates[0]))
+        if case.bound == "not_after":
+            assert cert.not_valid_after_utc == moment
+            assert cert.not_valid_before_utc.year == 1999
+        else:
+            assert cert.not_valid_before_utc == moment
+            assert cert.not_valid_after_utc.year == 3000
+        verdict = Verifier().verify([cert.public_bytes(Encoding.DER)], at=after)
+        assert verdict.error == case.error, case.id
+        # one second before the moment, each has the other verdict
+        before = Verifier().verify([cert.public_bytes(Encoding.DER)],
+                                   at=moment - timedelta(seconds=1))
+        assert before.accepted == (case.result != "valid"), case.id
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_verifier_whose_clock_stopped_at_its_start_is_caught(corpus: Path, jobs: int) -> None:
+    """The late cases are made from the adapter process's first answer and sent once their
+    moment is past (the driver waits: nothing races the machine). The reference verifier, on
+    the real clock, agrees with both; a stand-in whose "now" is its start time accepts the
+    expired one and refuses the valid one. The rest of the corpus cannot tell them apart."""
+    read = read_corpus(corpus, transcripts=False, handshakes=False, timeout=5.0)
+    cases = [c for c in read.api if c.id.startswith(("valid.ed25519", "invalid.expired"))
+             or clock.is_clock(c.id)]
+    late = [c.id for c in clock.LATE_CASES]
+    assert [c.id for c in cases][-2:] == late
+    reference = Target("reference", "fixturegen", "0", "reference",
+                       (sys.executable, str(ADAPTERS / "reference" / "adapter.py")))
+    frozen = Target("frozen", "test", "0", "frozen clock",
+                    (sys.executable, str(ROOT / "tests" / "adapters" / "frozen_clock.py")))
+    right = run_target(reference, cases, timeout=30, startup=30, stderr_path=None, jobs=jobs)
+    assert {c.outcome for c in right.cases} == {"agree"}
+    wrong = {c.id: c.outcome for c in run_target(frozen, cases, timeout=30, startup=30,
+                                                 stderr_path=None, jobs=jobs).cases}
+    assert wrong.pop("clock.expired-since-start") == "false_accept"
+    assert wrong.pop("clock.valid-since-start") == "false_reject"
+    assert set(wrong.values()) == {"agree"}

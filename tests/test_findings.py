@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fixturegen.harness.clock import CLOCK_CASES
+from fixturegen.harness.clock import CLOCK_CASES, LATE_CASES
 from fixturegen.harness.findings import where_written
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,9 +63,12 @@ def test_one_report_per_rule_and_outcome(lenient_run: Path, corpus: Path,
         assert text.startswith("# lenient unknown ")
         # The first fixture of the class, as hex, is the file the corpus holds.
         first = re.search(r"^`([^`]+)` \(`(certs/[^`]+)`\), DER as hex", text, re.M)
-        if ids <= {c.id for c in CLOCK_CASES}:  # made by the run: no file of the corpus
-            assert first is None and "a certificate the harness made when the entry " \
-                "started" in text, report.name
+        late = {c.id for c in LATE_CASES}
+        if ids <= {c.id for c in CLOCK_CASES} | late:  # made by the run: no file of the corpus
+            assert first is None, report.name
+            if ids - late:
+                assert "a certificate the harness made when the entry started" in text
+
         else:
             assert first is not None, report.name
             der = (corpus / first.group(2)).read_bytes().hex()
@@ -153,3 +156,24 @@ def test_a_go_finding_reproduces_against_go_libp2p(tmp_path: Path) -> None:
     embedded = set(re.findall(r'^\t\tid: "([^"]+)"', test.read_text(), re.M))
     failed = set(re.findall(r"--- FAIL: TestFixturegenCertificates/(\S+)", run.stdout))
     assert embedded and failed == embedded and embedded <= cases
+
+
+def test_a_clock_case_made_after_the_adapter_started_says_so(corpus: Path,
+                                                             tmp_path: Path) -> None:
+    """An adapter whose clock stopped at its start refuses ``clock.valid-since-start`` alone
+    (its class has that one case); its report says when the harness made the certificate."""
+    out = tmp_path / "run"
+    done = fixturegen("harness", "run", "--corpus", str(corpus), "--out", str(out),
+                      "--no-interop", "--no-transcripts", "--name", "frozen", "--",
+                      sys.executable, str(ROOT / "tests/adapters/frozen_clock.py"))
+    assert done.returncode == 0, done.stderr
+    findings = tmp_path / "findings"
+    done = fixturegen("harness", "findings", str(out), "--impl", "frozen", "--out",
+                      str(findings))
+    assert done.returncode == 0, done.stderr
+    reports = [r.read_text() for r in findings.glob("[0-9][0-9]-*.md")]
+    [text] = [r for r in reports if "`clock.valid-since-start`" in r]
+    assert "- **Outcome**: `false_reject`" in text
+    assert ("`clock.valid-since-start`: a certificate the harness made just before sending "
+            "it, after the adapter process first answered") in text
+    assert [r for r in reports if "`clock.expired-since-start`" in r]

@@ -15,6 +15,7 @@ fail, they do not skip.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -379,3 +380,37 @@ def test_go_libp2p_v0_26_3_pays_for_a_huge_rsa_host_key_and_v0_52_0_does_not(
     assert case not in [c for c, _ in new_cost.costly]
     assert old.cpu_seconds >= 20 * new.cpu_seconds
     assert f"`{case}`" in old_summary.split("## What a check costs")[1]
+
+
+def test_go_libp2ps_cache_of_verified_extensions_is_caught_only_after_its_first(
+        corpus: Path, tmp_path: Path) -> None:
+    """A bug no case checked alone can show (go-libp2p's bug model
+    ``key-ext-verification-cached``: verified extensions remembered by their bytes), planted
+    in the pinned release's source tree and built: ``harness check`` sends
+    ``valid.state.first.ed25519`` first, to the same adapter process (by API, and as a
+    handshake before the handshake), and the replayed extension is accepted; the pristine
+    tree refuses it. Without its first, the planted build refuses it too (the ``after``
+    field dropped from a copy of the manifest)."""
+    from tools.cijob import plant, unpack
+
+    case = "invalid.state.extension-replayed.ed25519"
+    pristine, buggy = tmp_path / "pristine", tmp_path / "buggy"
+    unpack("go-libp2p", pristine)
+    unpack("go-libp2p", buggy)
+    plant("go-libp2p", "key-ext-verification-cached", buggy)
+    for entry in ("api", "tcp-dial", "quic-listen"):
+        for tree, status, said in ((buggy, 1, "false_accept"), (pristine, 0, "agree")):
+            done = fixturegen("harness", "check", "--impl", "go-libp2p", "--source", str(tree),
+                              "--case", case, "--entry", entry, "--corpus", str(corpus))
+            assert done.returncode == status, (entry, tree.name, done.stdout, done.stderr)
+            assert f"{case}: {said}" in done.stdout, (entry, tree.name, done.stdout)
+    alone = tmp_path / "alone"
+    shutil.copytree(corpus, alone)
+    manifest = json.loads((alone / "manifest.json").read_text())
+    for f in manifest["fixtures"]:
+        f.pop("after", None)
+    (alone / "manifest.json").write_text(json.dumps(manifest))
+    done = fixturegen("harness", "check", "--impl", "go-libp2p", "--source", str(buggy),
+                      "--case", case, "--entry", "api", "--corpus", str(alone))
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert f"{case}: agree" in done.stdout

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from fixturegen.harness.adapters import SHIPPED
-from fixturegen.harness.clock import CLOCK_CASES
+from fixturegen.harness.clock import CLOCK_CASES, LATE_CASES
 from fixturegen.harness.compare import outcome
 from fixturegen.harness.pagedata import LETTERS, groups, page_data
 from fixturegen.harness.reasons import load_table, reason_of
@@ -164,7 +164,8 @@ def test_results_record_the_reason_and_the_outcome(picky: dict[str, Path]) -> No
     expected_wrong = {i for i, f in manifest.items() if f["expected"]["result"] == "invalid"
                       and "extension-duplicate" not in i
                       and f["expected"]["error"] != "certificate_signature_invalid"} | {
-        c.id for c in CLOCK_CASES if c.result == "invalid"}  # made by the run, expired
+        c.id for c in CLOCK_CASES if c.result == "invalid"} | {  # made by the run, expired
+        c.id for c in LATE_CASES if c.result == "invalid"}
     assert {i for i, c in cases.items() if c["outcome"] == "wrong_reason"} == expected_wrong
     [impl] = results["implementations"]
     assert impl["counts"]["wrong_reason"] == len(expected_wrong)
@@ -315,12 +316,16 @@ def test_reasons_option_errors_are_one_line(tmp_path: Path, corpus: Path,
 def test_the_manifest_names_other_right_reasons_only_where_a_case_has_them(
         corpus: Path) -> None:
     """``expected.also`` is in the manifest for the inverted validity window (expired and not
-    yet valid at once) and nowhere empty; the harness reads it into the expectation."""
+    yet valid at once) and the EC keys that name no curve (malformed, and no scheme applies),
+    and nowhere empty; the harness reads it into the expectation."""
     from fixturegen.harness.requests import load_corpus
     manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
     also = {f["id"]: f["expected"]["also"] for f in manifest["fixtures"]
             if "also" in f["expected"]}
-    assert also == {"invalid.validity-inverted": ["expired"]}
+    scheme = ["unsupported_signature_scheme"]
+    assert also == {"invalid.validity-inverted": ["expired"],
+                    "invalid.certificate-key.ec-parameters-absent": scheme,
+                    "invalid.certificate-key.ec-parameters-null": scheme}
     loaded = {c.request.id: c.expected for c in load_corpus(corpus).cases}
     assert loaded["invalid.validity-inverted"].also == ("expired",)
     assert loaded["invalid.expired"].also == ()

@@ -137,6 +137,9 @@ def _case(c: Case, rendered: Rendered, d: PageData, at: int | None) -> list[str]
              f"Expected: {said}. Rule: {_cell(c.rule) or '-'}. "
              f'<a href="../../reference/cases/{c.section}.html#{c.id}">In the catalogue</a>.',
              ""]
+    if c.after:
+        lines += [f"Checked just after `{c.after}`, by the same verifier process (the "
+                  "manifest's `after`: the harness sends that case first).", ""]
     if rendered.fixture.expect_peer_id:
         lines += [f"The verifier is told to expect the PeerId `{rendered.fixture.expect_peer_id}`.",
                   ""]

@@ -44,6 +44,17 @@ JOBS = (
 )
 
 
+def chosen_jobs(names: str | None) -> tuple[Job, ...]:
+    """The jobs ``FIXTUREGEN_CI_JOBS`` names (space-separated implementations; all when it is
+    unset or empty): ``make builds-check`` runs two, ``make ci-job-check`` all five. A name
+    that is no job is refused, so a typo cannot select nothing."""
+    wanted = (names or "").split()
+    unknown = sorted(set(wanted) - {j.impl for j in JOBS})
+    if unknown:
+        raise SystemExit(f"FIXTUREGEN_CI_JOBS: no CI job for {', '.join(unknown)}")
+    return tuple(j for j in JOBS if not wanted or j.impl in wanted)
+
+
 @dataclass(frozen=True)
 class Ran:
     status: int

@@ -530,7 +530,8 @@ def formats_index() -> str:
 CASE_PAGES = {"valid": "Valid certificates", "invalid": "Invalid certificates",
               "acceptable": "Acceptable certificates", "times": "Validity times",
               "faults": "Generated faults", "boundaries": "Boundary values",
-              "peerids": "The expected PeerId", "cost": "What a check costs"}
+              "peerids": "The expected PeerId", "cost": "What a check costs",
+              "state": "Checked after another"}
 
 
 def _spec(rule: str) -> str:

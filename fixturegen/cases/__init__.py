@@ -7,6 +7,7 @@ from fixturegen.cases import (  # noqa: F401  (they register cases)
     faults,
     invalid,
     peerids,
+    state,
     times,
     valid,
 )

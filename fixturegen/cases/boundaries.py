@@ -68,7 +68,7 @@ from fixturegen.verify.codes import ErrorCode, Flag
 
 #: Where a property sits.
 Element = Literal["certificate-key", "self-signature", "validity", "extension", "signed-key",
-                  "host-key", "host-signature"]
+                  "host-key", "host-signature", "serial"]
 _ID_PART = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 EXT = "tls.md: libp2p Public Key Extension"
@@ -373,6 +373,26 @@ boundary(Property(
                      8192: "host-rsa-8192"}),
     lambda ctx, bits: ctx.built(ctx.draft(host=HostKey(load_fixed(_rsa_kind(bits))))),
     importance="high",
+))
+
+
+def _serial_of(ctx: BuildContext, octets: int) -> Built:
+    raw = bytearray(ctx.derived("serial", octets))
+    raw[0] = (raw[0] & 0x3F) | 0x40  # no sign octet needed: exactly ``octets`` octets
+    return ctx.built(ctx.draft().but(serial=der.integer(int.from_bytes(raw, "big"))))
+
+
+boundary(Property(
+    "serial.octets", "serial",
+    "A valid certificate whose serial number INTEGER has this many content octets (positive, "
+    "no sign octet needed):",
+    "RFC 5280 4.1.2.2: serial numbers of up to 20 octets MUST be handled (longer ones are a "
+    "sender's fault: the sender judgement's serial-too-long)",
+    (Partition("1", 1, VALID, "1 octet, the shortest serial."),
+     Partition("19", 19, VALID, "19 octets, one below 20 (RFC 5280 4.1.2.2's limit)."),
+     Partition("20", 20, VALID, "20 octets, at RFC 5280 4.1.2.2's limit (what rcgen writes, "
+               "so rust-libp2p's own certificates).")),
+    _serial_of, importance="medium",
 ))
 
 

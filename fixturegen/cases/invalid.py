@@ -194,6 +194,30 @@ def ec_explicit_parameters(ctx: BuildContext) -> Built:
     return ctx.built(d.but(spki=spki, extensions=(extension, *d.tbs.extensions[1:])))
 
 
+@case("invalid.certificate-key.ec-parameters-{form}", "invalid",
+      ErrorCode.MALFORMED_CERTIFICATE, importance="medium",
+      also=(ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,),
+      rule="RFC 5480 2.1.1: the parameters of id-ecPublicKey MUST be present and, in PKIX, "
+           "name the curve (namedCurve; implicitCurve NULL MUST NOT be used)",
+      each=[{"form": "absent", "what": "no parameters at all (the AlgorithmIdentifier holds "
+             "the OID alone)"},
+            {"form": "null", "what": "NULL parameters (as RSA keys have)"}])
+def ec_parameters_missing(ctx: BuildContext, form: str, what: str) -> Built:
+    """The P-256 certificate key's SubjectPublicKeyInfo has {what} in place of the namedCurve
+    OID; the point, the self-signature and the libp2p extension (over this SPKI) are P-256's
+    and valid. With no curve named, the key cannot be read (the reference verifier: malformed),
+    and no ECDSA scheme applies to it (unsupported_signature_scheme is a right reason too): a
+    verifier that assumes P-256, or that panics on the missing parameters, gets it wrong."""
+    d = ctx.draft()
+    point = d.cert_key.spki[-65:]
+    assert point[0] == 0x04
+    algorithm = der.sequence(der.oid("1.2.840.10045.2.1"),
+                             *((der.null(),) if form == "null" else ()))
+    spki = der.sequence(algorithm, der.bit_string(point))
+    extension = libp2p_extension(d.host, spki)
+    return ctx.built(d.but(spki=spki, extensions=(extension, *d.tbs.extensions[1:])))
+
+
 @case("invalid.p384-key-with-sha256", "invalid", ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME,
       importance="medium",
       rule="RFC 8446 4.2.3: ecdsa_secp384r1_sha384 pairs P-384 with SHA-384 only")
@@ -741,6 +765,25 @@ def host_is_certificate_key_corrupted(ctx: BuildContext, host_type: str, scheme:
     d = ctx.draft(scheme, cert_key=host.pair, host=host)
     v = signed_key(host.protobuf, corrupt(host_signature(host, d)))
     return ctx.built(with_libp2p_value(d, v))
+
+
+@case("invalid.self-signature.by-host-key.{name}", "invalid",
+      ErrorCode.CERTIFICATE_SIGNATURE_INVALID, importance="critical",
+      rule=f"{TLS}: abort if the self-signature is invalid (made by the certificate's own key)",
+      each=SAME_FAMILY_KEYS)
+def self_signature_by_host_key(ctx: BuildContext, host_type: str, scheme: str,
+                               name: str) -> Built:
+    """A {host_type} certificate key and a {host_type} host key (two keys of one family); the
+    extension is valid (the host key signs the certificate key), but the certificate is signed
+    by the host key, not by its own key. A verifier that, when the self-signature fails, tries
+    the host key as well (the key the PeerId names) accepts a certificate whose key never
+    signed anything."""
+    host = ctx.host(host_type)
+    d = ctx.draft(scheme, host=host)
+    assert d.cert_key.spki != host.pair.spki
+    tbs = d.tbs_der()
+    return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(),
+                                        d.algorithm.sign(host.pair.private, tbs)),))
 
 
 @case("invalid.extension-signature.ecdsa-trailing-byte", "invalid",

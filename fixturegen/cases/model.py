@@ -79,6 +79,10 @@ class Case:
     #: Other codes that are right reasons too (checks that fail as well, after the first):
     #: the manifest's ``expected.also``.
     also: tuple[ErrorCode, ...] = ()
+    #: A valid case a verifier checks just before this one, in the same process (the
+    #: manifest's ``after``): this case is built from that one, so that a verifier which
+    #: remembers what it verified (a cache keyed by the wrong thing) answers from its memory.
+    after: str = ""
 
     def render(self, seed: bytes, user_keys: dict[KeyKind, KeyPair] | None = None, *,
                built: Built | None = None) -> Rendered:
@@ -123,6 +127,7 @@ class Case:
                                   else built.host.peer_id)),
             family=Family(id=self.family, parameters=dict(self.parameters))
             if self.parameters else None,
+            after=self.after or None,
         )
         files = (*zip(paths, built.files, strict=True), (key_path, d.cert_key.pkcs8_pem()))
         return Rendered(fixture, files)
@@ -133,8 +138,8 @@ CATALOGUE: list[Case] = []
 
 def catalogue_version(cases: Iterable[Case] | None = None) -> str:
     """The catalogue's version, ``COUNT-DIGEST``: how many cases, and the first 12 hex digits
-    of a SHA-256 over each case's id, expected result, error code, flags and other right
-    reasons (``also``; sorted by id). It
+    of a SHA-256 over each case's id, expected result, error code, flags, other right
+    reasons (``also``) and the case it is checked after (``after``; sorted by id). It
     changes exactly when a case is added, removed or expects something else, so a report read
     beside another tells a new case from a new divergence; the certificates' bytes are fixed
     by the fixturegen version and the seed."""
@@ -142,7 +147,8 @@ def catalogue_version(cases: Iterable[Case] | None = None) -> str:
     digest = hashlib.sha256()
     for c in chosen:
         line = "\t".join((c.id, c.result, c.error or "", ",".join(sorted(c.flags)))
-                         + ((",".join(c.also),) if c.also else ()))
+                         + ((",".join(c.also),) if c.also else ())
+                         + ((f"after={c.after}",) if c.after else ()))
         digest.update(line.encode() + b"\n")
     return f"{len(chosen)}-{digest.hexdigest()[:12]}"
 
@@ -172,7 +178,21 @@ def register(c: Case) -> None:
         raise ValueError(f"duplicate case id {c.id}")
     if c.also and (c.result != "invalid" or c.error is None or c.error in c.also):
         raise ValueError(f"case {c.id}: also names codes beside an invalid case's own error")
+    if c.after:
+        earlier = next((e for e in CATALOGUE if e.id == c.after), None)
+        if earlier is None or earlier.result != "valid" or earlier.after:
+            raise ValueError(f"case {c.id}: after must name a valid case declared before it, "
+                             "itself checked after none")
     CATALOGUE.append(c)
+
+
+def rebuilt(ctx: BuildContext, case_id: str) -> Built:
+    """What the case ``case_id`` builds for this seed and these keys: the fixture a case
+    checked ``after`` it starts from (the same bytes as that case's own fixture)."""
+    earlier = next((e for e in CATALOGUE if e.id == case_id), None)
+    if earlier is None:
+        raise ValueError(f"no case {case_id}")
+    return earlier.build(BuildContext(ctx.seed, case_id, ctx.user_keys))
 
 
 def case(
@@ -185,10 +205,12 @@ def case(
     rule: str = "",
     each: Iterable[Params] | None = None,
     also: tuple[ErrorCode, ...] = (),
+    after: str | Callable[..., str] = "",
 ) -> Callable[[Callable[..., Built]], Callable[..., Built]]:
     """Declare a case (or, with ``each``, a family): the function's docstring is the
     description. With ``each``, ``id`` and the docstring are ``str.format`` templates filled
-    from each parameter set, and ``result`` and ``flags`` may be functions of the parameters."""
+    from each parameter set, and ``result``, ``flags`` and ``after`` may be functions of the
+    parameters."""
 
     def wrap(fn: Callable[..., Built]) -> Callable[..., Built]:
         doc = fn.__doc__ or ""
@@ -201,6 +223,7 @@ def case(
                 description=describe(doc.format(**params) if each is not None else doc),
                 result=result(**params) if callable(result) else result,
                 build=build, error=error, also=also,
+                after=after(**params) if callable(after) else after,
                 flags=flags(**params) if callable(flags) else flags,
                 importance=importance, rule=rule, family=id,
                 section=fn.__module__.rsplit(".", 1)[-1],

@@ -372,10 +372,25 @@ def truncate(w: Work, r: random.Random) -> None:
 
 # -- recombination -------------------------------------------------------------------------------
 def frankencert(w: Work, r: random.Random) -> None:
-    """One TBS field, or the certificate key, taken from another valid certificate."""
-    other = r.choice(w.others)
+    """One TBS field, or the certificate key, taken from another valid certificate whose field
+    differs (one that would change nothing is never chosen: a mutant is never its parent)."""
     what = r.choice(["extensions", "spki-and-key", "validity", "subject", "libp2p-extension",
                      "algorithm"])
+    declared = w.algorithm_identifier or w.draft.algorithm.algorithm_identifier()
+    differs: dict[str, Callable[[Draft], bool]] = {
+        "extensions": lambda o: o.tbs.extensions != w.draft.tbs.extensions,
+        "libp2p-extension": lambda o: o.tbs.extensions[_libp2p_index(o)]
+        != w.draft.tbs.extensions[_libp2p_index(w.draft)],
+        "spki-and-key": lambda o: o.tbs.spki != w.draft.tbs.spki,
+        "validity": lambda o: o.tbs.validity != w.draft.tbs.validity,
+        "subject": lambda o: (o.tbs.subject, o.tbs.issuer)
+        != (w.draft.tbs.subject, w.draft.tbs.issuer),
+        "algorithm": lambda o: o.algorithm.algorithm_identifier() != declared,
+    }
+    candidates = [o for o in w.others if differs[what](o)]
+    if not candidates:
+        raise ValueError(f"frankencert: no other certificate differs in {what}")
+    other = r.choice(candidates)
     if what == "extensions":
         w.draft = w.draft.but(extensions=other.tbs.extensions)
     elif what == "libp2p-extension":
@@ -386,16 +401,12 @@ def frankencert(w: Work, r: random.Random) -> None:
         w.draft = replace(w.draft, cert_key=other.cert_key, algorithm=other.algorithm,
                           pss_salt=other.pss_salt).but(
             spki=other.tbs.spki, signature=other.algorithm.algorithm_identifier())
-    elif what == "validity":  # most share the default window: take one that differs
-        differ = [o for o in w.others if o.tbs.validity != w.draft.tbs.validity] or [other]
-        w.draft = w.draft.but(validity=r.choice(differ).tbs.validity)
+    elif what == "validity":
+        w.draft = w.draft.but(validity=other.tbs.validity)
     elif what == "subject":
-        differ = [o for o in w.others if o.tbs.subject != w.draft.tbs.subject] or [other]
-        pick = r.choice(differ)
-        w.draft = w.draft.but(subject=pick.tbs.subject, issuer=pick.tbs.issuer)
+        w.draft = w.draft.but(subject=other.tbs.subject, issuer=other.tbs.issuer)
     else:  # the other certificate's signature algorithm declared, ours used
-        w.confused = w.algorithm_identifier is None and (
-            other.algorithm.algorithm_identifier() != w.draft.algorithm.algorithm_identifier())
+        w.confused = w.algorithm_identifier is None
         w.algorithm_identifier = other.algorithm.algorithm_identifier()
         w.draft = w.draft.but(signature=w.algorithm_identifier)
 

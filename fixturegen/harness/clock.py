@@ -13,6 +13,14 @@ expired; one valid since a moment in the past and until the year 3000 stays vali
 two change verdict 20 minutes after they are made, far longer than the seconds between making
 and checking them, and far shorter than the hour of skew a careless verifier allows.
 
+Two more cases catch a verifier whose clock stopped when it started (a "now" read once, when
+its module loaded): their boundary is the moment the adapter process first answered, which the
+driver knows only once it has answered, so they are made just before they are sent, at the end
+of the API entry (``LATE_CASES``), and sent only once that boundary is over a second past (the
+driver waits for it: nothing races). One expired at that boundary, one became valid at it: a
+verifier still living at its start time accepts the first and refuses the second. Handshake
+entries do not carry them (the fixture peer's certificates are made when the entry starts).
+
 Each case is a valid certificate of the corpus's common shape (the fixed Ed25519 host key, the
 fixed P-256 certificate key, ecdsa_secp256r1_sha256) but for its validity; it runs in the API
 entry and in every handshake entry like a fixture, and its id starts with ``clock.``. Its bytes
@@ -26,6 +34,7 @@ import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from fixturegen.certs.builder import NOT_AFTER, NOT_BEFORE, draft
 from fixturegen.certs.schemes import SCHEMES
@@ -34,6 +43,9 @@ from fixturegen.harness.rules import BASE_FIXTURE
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.keys import KeyKind
 from fixturegen.keys.fixed import load_fixed
+
+if TYPE_CHECKING:
+    from fixturegen.harness.protocol import Request
 
 #: Every clock case's id starts so.
 PREFIX = "clock."
@@ -83,6 +95,75 @@ CLOCK_CASES: tuple[ClockCase, ...] = (
 
 
 @dataclass(frozen=True)
+class LateCase:
+    """A validity window that opens or closes at the moment the adapter process first
+    answered (rounded up to the next whole second): made when the case is sent."""
+
+    id: str
+    description: str
+    result: str
+    error: str | None
+    #: Which bound the moment is: "not_after" (expired there) or "not_before" (valid from there).
+    bound: str
+
+
+LATE_CASES: tuple[LateCase, ...] = (
+    LateCase(f"{PREFIX}expired-since-start",
+             "Expired since the adapter started: notAfter is the moment the adapter process "
+             "first answered (the next whole second), notBefore 1999; made just before it is "
+             "sent, at the end of the API entry, and sent only once notAfter is over a second "
+             "past. A verifier whose \"now\" was read once, when it started, accepts it.",
+             "invalid", "expired", "not_after"),
+    LateCase(f"{PREFIX}valid-since-start",
+             "Valid since the adapter started: notBefore is the moment the adapter process "
+             "first answered (the next whole second), notAfter 3000; made just before it is "
+             "sent, at the end of the API entry, and sent only once notBefore is over a second "
+             "past. A verifier whose \"now\" was read once, when it started, refuses it as not "
+             "yet valid.",
+             "valid", None, "not_before"),
+)
+#: How long after the boundary a late case is sent (X.509 times are whole seconds).
+LATE_MARGIN = timedelta(seconds=1)
+
+
+def late_moment(first_answer: datetime) -> datetime:
+    """The boundary of the late cases for a process that first answered at ``first_answer``:
+    the next whole second after it (strictly after: a verifier loaded before it answered)."""
+    moment = first_answer.astimezone(UTC)
+    return moment.replace(microsecond=0) + timedelta(seconds=1)
+
+
+def mint_late(case: LateCase, first_answer: datetime) -> tuple[Minted, datetime]:
+    """The certificate of ``case`` for a process that first answered at ``first_answer``, and
+    the moment before which it must not be sent."""
+    moment = late_moment(first_answer)
+    host = HostKey(load_fixed(KeyKind.ED25519))
+    cert_key = load_fixed(KeyKind.P256)
+    d = draft(cert_key, SCHEMES[SCHEME].algorithm, host, serial=int(moment.timestamp()),
+              scheme=SCHEME,
+              not_before=moment if case.bound == "not_before" else NOT_BEFORE,
+              not_after=moment if case.bound == "not_after" else NOT_AFTER)
+    made = Minted(base64.b64encode(d.sign()).decode("ascii"),
+                  cert_key.pkcs8_pem().decode("ascii"), host.peer_id)
+    return made, moment + LATE_MARGIN
+
+
+def late_request(case_id: str, first_answer: datetime) -> tuple[Request, datetime]:
+    """The request of the late case ``case_id`` for a process that first answered at
+    ``first_answer``, and when it may be sent (what the driver calls just before sending)."""
+    from fixturegen.harness.protocol import Request
+
+    case = next(c for c in LATE_CASES if c.id == case_id)
+    made, after = mint_late(case, first_answer)
+    return Request(id=case.id, kind="certificate", certificates=[made.certificate],
+                   certificate_key=made.key), after
+
+
+def is_late(case_id: str) -> bool:
+    return any(c.id == case_id for c in LATE_CASES)
+
+
+@dataclass(frozen=True)
 class Minted:
     """A clock case's certificate, made for one moment."""
 
@@ -108,7 +189,8 @@ def claimed() -> dict[str, str]:
     """The PeerId every clock case's certificate claims (a dialler names it, as for a
     fixture)."""
     peer_id = HostKey(load_fixed(KeyKind.ED25519)).peer_id
-    return {case.id: peer_id for case in CLOCK_CASES}
+    return {case_id: peer_id for case_id in [c.id for c in CLOCK_CASES]
+            + [c.id for c in LATE_CASES]}
 
 
 def harness_cases(now: datetime) -> list[HarnessCase]:
@@ -127,12 +209,26 @@ def harness_cases(now: datetime) -> list[HarnessCase]:
     return out
 
 
+def late_cases(now: datetime) -> list[HarnessCase]:
+    """The late cases as API cases, their certificates made as if the adapter had first
+    answered at ``now`` (the driver makes them again, just before sending them)."""
+    out = []
+    for case in LATE_CASES:
+        request, _ = late_request(case.id, now)
+        peer_id = HostKey(load_fixed(KeyKind.ED25519)).peer_id
+        out.append(HarnessCase(request, Expectation(
+            case.result, peer_id if case.result == "valid" else None, case.error),
+            RULE, case.description, "high", ""))
+    return out
+
+
 def with_clock_cases(cases: Sequence[HarnessCase], now: datetime) -> list[HarnessCase]:
     """``cases`` and, for a corpus of the catalogue (it holds the rules' base fixture), the
-    clock cases made for ``now``, first (an entry checks them within seconds of its start)."""
+    clock cases made for ``now``, first (an entry checks them within seconds of its start), and
+    the late cases last (the API entry makes them again just before sending them)."""
     if not any(c.id == BASE_FIXTURE for c in cases):
         return list(cases)
-    return [*harness_cases(now), *cases]
+    return [*harness_cases(now), *cases, *late_cases(now)]
 
 
 def refreshed(cases: Sequence[HarnessCase], now: datetime) -> list[HarnessCase]:

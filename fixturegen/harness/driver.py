@@ -37,8 +37,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -57,6 +58,11 @@ _EOF = object()
 _WAKE = object()  # the partner has news: ask it (not a line of the adapter's)
 _PARTNER_POLL = 0.05
 _TOO_LONG = object()
+
+
+#: What makes a request just before it is sent: given when the adapter process first answered,
+#: the request and the moment before which it must not be sent.
+Late = Callable[[datetime], tuple[Request, datetime]]
 
 
 class AdapterStartError(Exception):
@@ -117,6 +123,7 @@ class _Process:
         self.lines: queue.Queue[object] = queue.Queue(maxsize=16)
         self.on_line = on_line  # called after each line is queued (a partner wakes the driver)
         self.answered = 0
+        self.first_answer: datetime | None = None  # when it first answered (UTC)
         self._stopping = threading.Event()
         threading.Thread(target=self._pump, daemon=True).start()
         if stderr is not None:
@@ -292,19 +299,23 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
              stderr_path: Path | None = None,
              progress: Callable[[Answer], None] | None = None,
              partner: Callable[[], Partner] | None = None,
-             env: dict[str, str] | None = None) -> list[Answer]:
+             env: dict[str, str] | None = None,
+             firsts: Mapping[str, Request] | None = None,
+             late: Mapping[str, Late] | None = None) -> list[Answer]:
     """:func:`run` over ``jobs`` adapter processes at once (each with its own partner, from
     ``partner()``), the requests dealt round-robin; the answers in the order of ``requests``.
     Each process sees its requests in corpus order, as a sequential run would, so a case's
-    verdict does not depend on ``jobs``. Shard K > 1 keeps its stderr in ``NAME.K.stderr.log``
-    beside ``stderr_path``. If one shard raises (or the run is interrupted), every other is
-    stopped, its processes killed, and the exception goes on."""
+    verdict does not depend on ``jobs`` (a request of ``firsts`` goes with its case). Shard
+    K > 1 keeps its stderr in ``NAME.K.stderr.log`` beside ``stderr_path``. If one shard
+    raises (or the run is interrupted), every other is stopped, its processes killed, and the
+    exception goes on."""
     jobs = max(1, min(jobs, len(requests)))
     if jobs == 1:
         own = partner() if partner is not None else None
         try:
             return run(argv, requests, timeout=timeout, startup=startup,
-                       stderr_path=stderr_path, progress=progress, partner=own, env=env)
+                       stderr_path=stderr_path, progress=progress, partner=own, env=env,
+                       firsts=firsts, late=late)
         finally:
             if own is not None:
                 own.close()
@@ -327,7 +338,8 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
                                         + f".{k + 1}.stderr.log")
         try:
             got = run(argv, [requests[i] for i in shards[k]], timeout=timeout, startup=startup,
-                      stderr_path=log, progress=told, partner=own, cancel=stop, env=env)
+                      stderr_path=log, progress=told, partner=own, cancel=stop, env=env,
+                      firsts=firsts, late=late)
             for i, answer in zip(shards[k], got, strict=True):
                 answers[i] = answer
         except BaseException as exc:
@@ -363,10 +375,20 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
         progress: Callable[[Answer], None] | None = None,
         partner: Partner | None = None,
         cancel: threading.Event | None = None,
-        env: dict[str, str] | None = None) -> list[Answer]:
+        env: dict[str, str] | None = None,
+        firsts: Mapping[str, Request] | None = None,
+        late: Mapping[str, Late] | None = None) -> list[Answer]:
     """Send every request to one adapter process (restarted after a hang or crash); with a
     ``partner``, each request is a handshake with it. With ``cancel``, the run checks it while
-    it waits and raises :class:`Stopped` (its adapter killed) once it is set."""
+    it waits and raises :class:`Stopped` (its adapter killed) once it is set. ``firsts``: for
+    a request's id, a request sent to the same process just before it (a case checked after
+    another: the manifest's ``after``); that request's answer is not returned (the case it
+    belongs to is answered under its own id). If it crashes or hangs its process, the case
+    goes to a new one, which has seen nothing; to a broken adapter it is not sent. ``late``:
+    for a request's id, what makes it just before it is sent, from the moment the adapter
+    process first answered (now, if it has not yet), with the moment it may be sent: the run
+    waits until then (:mod:`fixturegen.harness.clock`'s cases made after the adapter
+    started)."""
     stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
     answers: list[Answer] = []
     state = _Run(argv, timeout, startup, stderr, cwd, env)
@@ -384,15 +406,15 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
             if cancel is not None and cancel.is_set():
                 raise Stopped("stopped")
             previous = requests[index - 1].id if index else None
-            if partner is None or state.broken():
-                answer = _one(state, request, previous, answers)
+            if late and request.id in late:
+                request = _made_late(state, late[request.id], cancel)
+            first = firsts.get(request.id) if firsts else None
+            if first is not None and not state.broken():
+                answer = _exchange(state, request, first.id,
+                                   [_exchange(state, first, previous, answers, partner)],
+                                   partner)
             else:
-                prepared = partner.before(request)
-                if isinstance(prepared, Answer):
-                    answer = prepared
-                else:
-                    answer = partner.after(prepared, _one(state, prepared, previous, answers,
-                                                          partner))
+                answer = _exchange(state, request, previous, answers, partner)
             answers.append(answer)
             if progress is not None:
                 progress(answer)
@@ -402,6 +424,32 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
         if stderr is not None:
             stderr.close()
     return answers
+
+
+def _made_late(state: _Run, make: Late, cancel: threading.Event | None) -> Request:
+    """The request ``make`` gives for the current process, once its moment has come (the wait
+    is short: a second or two; a cancel ends it)."""
+    proc = state.proc
+    started = proc.first_answer if proc is not None and proc.first_answer is not None else (
+        datetime.now(UTC))
+    request, after = make(started)
+    while (left := (after - datetime.now(UTC)).total_seconds()) > 0:
+        if cancel is not None and cancel.wait(min(left, _PARTNER_POLL * 4)):
+            raise Stopped("stopped")
+        if cancel is None:
+            time.sleep(min(left, _PARTNER_POLL * 4))
+    return request
+
+
+def _exchange(state: _Run, request: Request, previous: str | None, answers: list[Answer],
+              partner: Partner | None) -> Answer:
+    """One request and its answer (with a partner, the handshake around it)."""
+    if partner is None or state.broken():
+        return _one(state, request, previous, answers)
+    prepared = partner.before(request)
+    if isinstance(prepared, Answer):
+        return prepared
+    return partner.after(prepared, _one(state, prepared, previous, answers, partner))
 
 
 def _one(state: _Run, request: Request, previous: str | None, answers: list[Answer],
@@ -463,6 +511,8 @@ def _one(state: _Run, request: Request, previous: str | None, answers: list[Answ
             continue
         if proc.answered == 0 and state.starts == 1 and state.warmup is None:
             state.warmup = elapsed
+        if proc.answered == 0:
+            proc.first_answer = datetime.now(UTC)
         proc.answered += 1
         state.ever_answered = True
         state.dead_starts = 0

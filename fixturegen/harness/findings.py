@@ -21,7 +21,7 @@ from typing import Any
 
 from fixturegen.harness.adapters import BY_NAME
 from fixturegen.harness.classes import DivergenceClass, FindingsError, classes
-from fixturegen.harness.clock import is_clock
+from fixturegen.harness.clock import is_clock, is_late
 from fixturegen.harness.matrix import MatrixFile, affected_text
 from fixturegen.harness.reach import reach_findings
 from fixturegen.harness.results import CaseResult, CatalogueEntry, ResultsFile
@@ -161,7 +161,9 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
     lines += ["", "## Fixtures", ""]
     for e in cls.entries[:HEX_SHOWN]:
         if is_clock(e.id):
-            lines += [f"{code(e.id)}: a certificate the harness made when the entry started "
+            when = ("just before sending it, after the adapter process first answered"
+                    if is_late(e.id) else "when the entry started")
+            lines += [f"{code(e.id)}: a certificate the harness made {when} "
                       "(its validity is relative to that moment: "
                       "`fixturegen/harness/clock.py`), not a file of the corpus.", ""]
             continue

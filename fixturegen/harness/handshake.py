@@ -194,6 +194,8 @@ def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
 
     out: list[HandshakeCase] = []
     for case in cases:
+        if clock.is_late(case.id):
+            continue  # made when the API entry sends it: no handshake carries it
         req = case.request
         if req.kind == "certificate":
             skip = None

@@ -66,6 +66,8 @@ SECTIONS: dict[str, str] = {
     "peerids": "The expected PeerId (every host key type: the right PeerId in base58btc and "
                "CIDv1, another key, another type, another multihash)",
     "cost": "What a check costs (the largest host key a receiver could be sent)",
+    "state": "Checked after another (a valid certificate first, then one made from it: a "
+             "verifier that remembers what it verified)",
     "clock": "Validity near the verifier's clock (certificates the run made when each entry "
              "started)",
     "cv": "CertificateVerify vectors, valid",

@@ -45,6 +45,8 @@ class HarnessCase:
     #: The host key type the certificate's extension names (the manifest's ``host_key.type``),
     #: for a certificate case: what the cost of its check is compared within.
     host_key_type: str | None = None
+    #: The manifest's ``after``: the case the same adapter process checks just before this one.
+    after: str | None = None
 
     @property
     def id(self) -> str:
@@ -128,7 +130,8 @@ def load_corpus(corpus: Path, *, transcripts: bool = True) -> LoadedCorpus:
                                                           tuple(exp.get("also") or ())),
                                      fx["rule"], fx["description"], fx.get("importance"),
                                      fx["path"], _family(fx.get("family")),
-                                     (fx.get("host_key") or {}).get("type")))
+                                     (fx.get("host_key") or {}).get("type"),
+                                     fx.get("after")))
     except (KeyError, TypeError) as exc:
         raise CorpusError(f"{corpus / 'manifest.json'} is not a fixturegen manifest: {exc}"
                           ) from exc

@@ -23,6 +23,7 @@ from fixturegen.harness.handshake import (
     handshake_plans,
     listener_plan,
 )
+from fixturegen.harness.protocol import Request
 from fixturegen.harness.reach import reachability
 from fixturegen.harness.reasons import ReasonTable, reason_of
 from fixturegen.harness.requests import HarnessCase, load_corpus
@@ -197,15 +198,29 @@ def _kind(case: HarnessCase) -> Literal["certificate", "certificate_verify", "pr
     return case.request.kind  # type: ignore[return-value]
 
 
+def firsts(cases: Sequence[HarnessCase], every: Sequence[HarnessCase]
+           ) -> dict[str, HarnessCase]:
+    """For each of ``cases`` checked after another (the manifest's ``after``), that other case,
+    found among ``every`` (the whole corpus: a run of one case still sends its first)."""
+    by_id = {c.id: c for c in every}
+    return {c.id: by_id[c.after] for c in cases if c.after and c.after in by_id}
+
+
 def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
                startup: float, stderr_path: Path | None, known: Known = frozenset(),
                progress: Callable[[driver.Answer], None] | None = None,
-               jobs: int = 1) -> Implementation:
-    """Run one implementation; raises ``driver.AdapterStartError`` if it cannot start."""
+               jobs: int = 1, every: Sequence[HarnessCase] | None = None) -> Implementation:
+    """Run one implementation; raises ``driver.AdapterStartError`` if it cannot start. A case
+    checked after another goes to the same adapter process just after it (found among
+    ``every``, by default ``cases``)."""
     start = time.perf_counter()
+    before = {k: c.request for k, c in firsts(cases, every or cases).items()}
+    late: dict[str, driver.Late] = {c.id: functools.partial(clock.late_request, c.id)
+                                    for c in cases if clock.is_late(c.id)}
     answers = driver.run_jobs(target.argv, [c.request for c in cases], jobs=jobs,
                               timeout=timeout, startup=startup, stderr_path=stderr_path,
-                              progress=progress, env=dict(target.env))
+                              progress=progress, env=dict(target.env), firsts=before,
+                              late=late)
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     for case, answer in zip(cases, answers, strict=True):
@@ -235,20 +250,32 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
                   transport: Transport, direction: Direction, *, timeout: float,
                   startup: float, stderr_path: Path | None, known: Known = frozenset(),
                   progress: Callable[[driver.Answer], None] | None = None,
-                  jobs: int = 1) -> Implementation:
+                  jobs: int = 1, every: Sequence[HandshakeCase] | None = None
+                  ) -> Implementation:
     """Run one implementation's handshakes in one direction against the fixture peer. The
     adapter and the peer get three quarters of ``timeout`` for a handshake, so that a library
     that gives up answers ``reject`` before the driver calls it ``hang``. With ``jobs`` > 1,
     that many adapter processes, each with its own fixture peer, take turns through the
-    cases, several handshakes in flight at once."""
+    cases, several handshakes in flight at once. A case checked after another is a handshake
+    just after that case's handshake, with the same adapter process (the other found among
+    ``every``, by default ``cases``)."""
     inner = 0.75 * timeout
-    requests = [c.case.request.model_copy(update={"timeout_ms": int(inner * 1000)})
-                for c in cases]
+
+    def timed(hc: HandshakeCase) -> Request:
+        return hc.case.request.model_copy(update={"timeout_ms": int(inner * 1000)})
+
+    requests = [timed(c) for c in cases]
+    pool = {hc.id: hc for hc in (every or cases)}
+    earlier = {k: pool[c.id] for k, c in firsts([hc.case for hc in cases],
+                                                 [hc.case for hc in pool.values()]).items()}
+    before = {k: timed(hc) for k, hc in earlier.items()}
+    ids = {hc.id for hc in cases}
+    peer_cases = [*cases, *{hc.id: hc for hc in earlier.values() if hc.id not in ids}.values()]
     start = time.perf_counter()
     answers = driver.run_jobs(
         target.argv, requests, jobs=jobs, timeout=timeout, startup=startup,
-        stderr_path=stderr_path, progress=progress, env=dict(target.env),
-        partner=lambda: FixturePeer(peer_argv, cases, transport, direction, inner))
+        stderr_path=stderr_path, progress=progress, env=dict(target.env), firsts=before,
+        partner=lambda: FixturePeer(peer_argv, peer_cases, transport, direction, inner))
     first: dict[int, str] = {}
     again = [i for i, a in enumerate(answers) if a.failure is not None]
     if 0 < len(again) <= RETRIED_CASES:
@@ -257,9 +284,10 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
             stderr_path.name.replace(".stderr.log", "") + ".retry.stderr.log")
         second = driver.run_jobs(
             target.argv, [requests[i] for i in again], jobs=1, timeout=timeout,
-            startup=startup, stderr_path=retry_log, env=dict(target.env),
+            startup=startup, stderr_path=retry_log, env=dict(target.env), firsts=before,
             partner=lambda: FixturePeer(
-                peer_argv, clock_refreshed([cases[i] for i in again], datetime.now(UTC)),
+                peer_argv, clock_refreshed([*(cases[i] for i in again), *earlier.values()],
+                                           datetime.now(UTC)),
                 transport, direction, inner))
         for i, answer in zip(again, second, strict=True):
             first[i] = f"{answers[i].failure}: {answers[i].error}"

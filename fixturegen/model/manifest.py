@@ -146,11 +146,18 @@ class Fixture(FrozenModel):
         default=None, description="The family of generated cases this fixture belongs to "
         "(one fault in several contexts, one rule over several schemes, ...), so that readers "
         "group them; absent for a case declared alone and for imported certificates")
+    after: str | None = Field(
+        default=None, description="The id of a valid fixture that a verifier must check just "
+        "before this one, in the same process, this one's result unchanged: this fixture is "
+        "made from that one (its libp2p extension replayed under another certificate key, say), "
+        "so that a verifier that remembers what it verified, keyed by the wrong thing, answers "
+        "from its memory. A harness sends both in that order to one verifier; absent for most "
+        "fixtures")
 
     @model_serializer(mode="wrap")
     def _optional_fields_only_when_set(self, handler: SerializerFunctionWrapHandler
                                        ) -> dict[str, object]:
-        return _absent_when_null(handler, self, "imported_from", "family")
+        return _absent_when_null(handler, self, "imported_from", "family", "after")
 
 
 class Manifest(FrozenModel):

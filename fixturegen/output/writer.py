@@ -51,13 +51,17 @@ class CheckFailed(Exception):
         self.report = report
 
 
-def select(only: str | None) -> list[Case]:
+def select(only: str | None, *, with_firsts: bool = False) -> list[Case]:
+    """The cases whose id matches the glob ``only`` (all without one); ``with_firsts``: with
+    each case that a chosen one is checked after (what a corpus needs to run it as declared)."""
     if not only:
         return list(CATALOGUE)
-    chosen = [c for c in CATALOGUE if fnmatch.fnmatchcase(c.id, only)]
-    if not chosen:
+    matched = {c.id for c in CATALOGUE if fnmatch.fnmatchcase(c.id, only)}
+    if not matched:
         raise OutputError(f"--only {only!r} matches no case (see `fixturegen list`)")
-    return chosen
+    wanted = matched | ({c.after for c in CATALOGUE if c.id in matched and c.after}
+                        if with_firsts else set())
+    return [c for c in CATALOGUE if c.id in wanted]
 
 
 def case_by_id(case_id: str) -> Case:
@@ -195,7 +199,7 @@ def generate(
     ``check`` gets the staged folder and returns a disagreement report (or None when all
     agree); on a report nothing is installed and :class:`CheckFailed` is raised.
     """
-    cases = select(only)
+    cases = select(only, with_firsts=True)
     if user_key is not None and not user_key.kind.fixed:
         raise OutputError(f"--certificate-key: a {user_key.kind} key stands in for the fixed key "
                           f"of its kind, and no fixture uses a fixed {user_key.kind} key (fixed "

@@ -47,6 +47,7 @@ def check_manifest(path: Path, verifier: Verifier | None = None, at: datetime | 
     problems: list[Disagreement] = []
     fixtures = manifest["fixtures"]
     assert isinstance(fixtures, list)
+    problems += _afters(fixtures)
     for f in fixtures:
         try:
             fid = str(f["id"])
@@ -76,6 +77,24 @@ def check_manifest(path: Path, verifier: Verifier | None = None, at: datetime | 
         if missing:
             problems.append(Disagreement(fid, "flags", ",".join(missing), ",".join(verdict.flags)))
     return problems, len(fixtures)
+
+
+def _afters(fixtures: list[object]) -> list[Disagreement]:
+    """Each ``after`` must name another fixture of the manifest that is valid and itself
+    checked after none (a harness sends that one first, to the same verifier)."""
+    results = {f.get("id"): (f.get("expected") or {}).get("result") for f in fixtures
+               if isinstance(f, dict) and isinstance(f.get("expected"), dict)}
+    firsts = {f.get("id") for f in fixtures if isinstance(f, dict) and f.get("after")}
+    problems = []
+    for f in fixtures:
+        if not isinstance(f, dict) or f.get("after") is None:
+            continue
+        after = f["after"]
+        if after == f.get("id") or results.get(after) != "valid" or after in firsts:
+            problems.append(Disagreement(str(f.get("id")), "after",
+                                         "a valid fixture of this manifest, checked after none",
+                                         str(after)))
+    return problems
 
 
 def format_table(problems: list[Disagreement]) -> str:

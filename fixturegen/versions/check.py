@@ -64,7 +64,8 @@ def check(target: Target, corpus: Corpus, case_id: str, entry: str, *,
         cases = [c for c in corpus.api if c.id == case_id]
         if not cases:
             raise CheckError(_unknown(case_id, [c.id for c in corpus.api], "api"))
-        impl = run_target(target, cases, timeout=timeout, startup=startup, stderr_path=None)
+        impl = run_target(target, cases, timeout=timeout, startup=startup, stderr_path=None,
+                          every=corpus.api)
         return Checked(target.name, impl.cases[0])
     transport_text, direction_text = entry.split("-")
     transport: Transport = "tcp" if transport_text == "tcp" else "quic"
@@ -77,7 +78,7 @@ def check(target: Target, corpus: Corpus, case_id: str, entry: str, *,
     if not chosen:
         raise CheckError(_unknown(case_id, [hc.id for hc in plan], entry))
     impl = run_handshake(target, peer_argv, chosen, transport, direction, timeout=timeout,
-                         startup=startup, stderr_path=None)
+                         startup=startup, stderr_path=None, every=plan)
     return Checked(impl.label, impl.cases[0])
 
 
