@@ -87,7 +87,7 @@ builds-check: $(STAMP) adapters
 # The CI job of docs/guides/ci.md for all five implementations (builds-check runs two of them:
 # go-libp2p's and litep2p's, the one whose build fetches protoc). About 15 minutes.
 ci-job-check: $(STAMP) adapters
-	$(PY) -m pytest -m builds tests/test_ci_job.py
+	FIXTUREGEN_CI_JOBS= $(PY) -m pytest -m builds tests/test_ci_job.py
 
 # Full version matrices of every implementation with builds of other versions (API and
 # handshake modes), into $(OUT)/matrix/NAME; resumable: a version already run is kept. Hours on

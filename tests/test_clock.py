@@ -171,3 +171,19 @@ def test_a_verifier_whose_clock_stopped_at_its_start_is_caught(corpus: Path, job
     assert wrong.pop("clock.expired-since-start") == "false_accept"
     assert wrong.pop("clock.valid-since-start") == "false_reject"
     assert set(wrong.values()) == {"agree"}
+
+
+def test_a_late_case_checked_alone_still_follows_a_loaded_adapter(corpus: Path) -> None:
+    """``harness check`` of a late case, or a late case after a restart: the process has not
+    answered yet, so the driver first sends it the base fixture (its answer dropped) and makes
+    the late case from that first answer. The frozen-clock stand-in is still caught."""
+    read = read_corpus(corpus, transcripts=False, handshakes=False, timeout=5.0)
+    late = [c for c in read.api if clock.is_late(c.id)]
+    frozen = Target("frozen", "test", "0", "frozen clock",
+                    (sys.executable, str(ROOT / "tests" / "adapters" / "frozen_clock.py")))
+    for case in late:
+        [got] = run_target(frozen, [case], timeout=30, startup=30, stderr_path=None,
+                           every=read.api).cases
+        assert got.id == case.id
+        assert got.outcome == ("false_accept" if case.expected.result == "invalid"
+                               else "false_reject"), (case.id, got.error)

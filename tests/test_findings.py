@@ -174,6 +174,7 @@ def test_a_clock_case_made_after_the_adapter_started_says_so(corpus: Path,
     reports = [r.read_text() for r in findings.glob("[0-9][0-9]-*.md")]
     [text] = [r for r in reports if "`clock.valid-since-start`" in r]
     assert "- **Outcome**: `false_reject`" in text
+    assert set(re.findall(r"^\| `([^`]+)` \|", text, re.M)) == {"clock.valid-since-start"}
     assert ("`clock.valid-since-start`: a certificate the harness made just before sending "
             "it, after the adapter process first answered") in text
     assert [r for r in reports if "`clock.expired-since-start`" in r]

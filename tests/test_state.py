@@ -152,3 +152,24 @@ def test_a_verifier_that_remembers_is_caught_only_after_the_first(
                      every=alone)
     assert {r.outcome for r in run.cases} == {"agree"}
     assert len(run.cases) == 16
+
+
+def test_a_first_that_crashes_its_adapter_leaves_the_case_answered(tmp_path: Path) -> None:
+    """The first is sent just before its case; when it crashes the process, the case goes to a
+    new one, and only the case's answer is returned."""
+    from fixturegen.harness import driver
+    from fixturegen.harness.protocol import Request
+
+    script = tmp_path / "dies_on_first.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    r = json.loads(line)\n"
+        "    if r['id'] == 'the-first':\n"
+        "        sys.exit(3)\n"
+        "    print(json.dumps({'id': r['id'], 'verdict': 'reject', 'peer_id': None,\n"
+        "                      'error': 'seen'}), flush=True)\n")
+    first, case = Request(id="the-first"), Request(id="the-case")
+    answers = driver.run([sys.executable, str(script)], [case], timeout=20, startup=20,
+                         firsts={"the-case": first})
+    assert [(a.id, a.verdict, a.failure) for a in answers] == [("the-case", "reject", None)]

@@ -48,7 +48,7 @@ def _first(name: str) -> str:
 
 @case("valid.state.first.{name}", "valid", rule=RULE, each=HOSTS)
 def first(ctx: BuildContext, host_type: str, name: str) -> Built:
-    """A valid certificate of a {host_type} host key: the certificate a verifier checks just
+    """A valid certificate whose host key is {host_type}: the certificate a verifier checks just
     before each ``invalid.state.*.{name}`` case (the manifest's ``after``), so that a verifier
     that remembers what it verified has something to remember."""
     return ctx.built(ctx.draft(host=ctx.host(host_type, source="fixed")))
@@ -86,7 +86,7 @@ def host_signature_corrupted(ctx: BuildContext, host_type: str, name: str) -> Bu
       each=HOSTS, after=lambda name, **_: _first(name), importance="critical")
 def self_signature_corrupted(ctx: BuildContext, host_type: str, name: str) -> Built:
     """Checked just after ``valid.state.first.{name}``: the same certificate (the same
-    to-be-signed bytes, a {host_type} host key), its self-signature corrupted. A verifier that
+    to-be-signed bytes; its host key is {host_type}), its self-signature corrupted. A verifier that
     remembers certificates by their key, their extension or their to-be-signed part accepts
     it."""
     earlier = rebuilt(ctx, _first(name)).draft
@@ -99,9 +99,9 @@ def self_signature_corrupted(ctx: BuildContext, host_type: str, name: str) -> Bu
       each=HOSTS, after=lambda name, **_: _first(name), importance="critical")
 def same_certificate_other_peer(ctx: BuildContext, host_type: str, name: str) -> Built:
     """Checked just after ``valid.state.first.{name}``: the same certificate, byte for byte
-    (a {host_type} host key), while the caller now expects the PeerId of another {host_type}
-    key. A verifier that remembers the certificates it verified, and answers from memory before
-    it compares the PeerId with the one dialled, accepts an impostor's connection."""
+    (its host key is {host_type}), while the caller now expects the PeerId of another key of
+    that type. A verifier that remembers the certificates it verified, and answers from memory
+    before it compares the PeerId with the one dialled, accepts an impostor's connection."""
     earlier = rebuilt(ctx, _first(name))
     dialled = HostKey(ctx.shared(KeyKind.for_host_type(host_type), "peer-id-dialled"))
     return ctx.built(earlier.draft, files=earlier.files, expect_peer_id=dialled.peer_id)

@@ -373,7 +373,7 @@ def truncate(w: Work, r: random.Random) -> None:
 # -- recombination -------------------------------------------------------------------------------
 def frankencert(w: Work, r: random.Random) -> None:
     """One TBS field, or the certificate key, taken from another valid certificate whose field
-    differs (one that would change nothing is never chosen: a mutant is never its parent)."""
+    differs (a certificate that would change nothing is never chosen)."""
     what = r.choice(["extensions", "spki-and-key", "validity", "subject", "libp2p-extension",
                      "algorithm"])
     declared = w.algorithm_identifier or w.draft.algorithm.algorithm_identifier()

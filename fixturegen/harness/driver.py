@@ -301,7 +301,8 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
              partner: Callable[[], Partner] | None = None,
              env: dict[str, str] | None = None,
              firsts: Mapping[str, Request] | None = None,
-             late: Mapping[str, Late] | None = None) -> list[Answer]:
+             late: Mapping[str, Late] | None = None,
+             warmup: Request | None = None) -> list[Answer]:
     """:func:`run` over ``jobs`` adapter processes at once (each with its own partner, from
     ``partner()``), the requests dealt round-robin; the answers in the order of ``requests``.
     Each process sees its requests in corpus order, as a sequential run would, so a case's
@@ -315,7 +316,7 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
         try:
             return run(argv, requests, timeout=timeout, startup=startup,
                        stderr_path=stderr_path, progress=progress, partner=own, env=env,
-                       firsts=firsts, late=late)
+                       firsts=firsts, late=late, warmup=warmup)
         finally:
             if own is not None:
                 own.close()
@@ -339,7 +340,7 @@ def run_jobs(argv: Sequence[str], requests: Sequence[Request], *, jobs: int,
         try:
             got = run(argv, [requests[i] for i in shards[k]], timeout=timeout, startup=startup,
                       stderr_path=log, progress=told, partner=own, cancel=stop, env=env,
-                      firsts=firsts, late=late)
+                      firsts=firsts, late=late, warmup=warmup)
             for i, answer in zip(shards[k], got, strict=True):
                 answers[i] = answer
         except BaseException as exc:
@@ -377,18 +378,21 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
         cancel: threading.Event | None = None,
         env: dict[str, str] | None = None,
         firsts: Mapping[str, Request] | None = None,
-        late: Mapping[str, Late] | None = None) -> list[Answer]:
+        late: Mapping[str, Late] | None = None,
+        warmup: Request | None = None) -> list[Answer]:
     """Send every request to one adapter process (restarted after a hang or crash); with a
     ``partner``, each request is a handshake with it. With ``cancel``, the run checks it while
     it waits and raises :class:`Stopped` (its adapter killed) once it is set. ``firsts``: for
     a request's id, a request sent to the same process just before it (a case checked after
     another: the manifest's ``after``); that request's answer is not returned (the case it
-    belongs to is answered under its own id). If it crashes or hangs its process, the case
-    goes to a new one, which has seen nothing; to a broken adapter it is not sent. ``late``:
-    for a request's id, what makes it just before it is sent, from the moment the adapter
-    process first answered (now, if it has not yet), with the moment it may be sent: the run
-    waits until then (:mod:`fixturegen.harness.clock`'s cases made after the adapter
-    started)."""
+    belongs to is answered under its own id). If the first fails (a hang or crash restarts
+    the process, a skip presents nothing), the case is answered all the same, by a verifier
+    that has not seen its first; to a broken adapter the first is not sent. ``late``: for a
+    request's id, what makes it just before it is sent, from the moment the adapter process
+    first answered, with the moment it may be sent: the run waits until then
+    (:mod:`fixturegen.harness.clock`'s cases made after the adapter started). A process that
+    has not answered yet (the first request of a run, or a restart) is sent ``warmup`` first,
+    its answer dropped, so that it has loaded before that moment."""
     stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
     answers: list[Answer] = []
     state = _Run(argv, timeout, startup, stderr, cwd, env)
@@ -406,15 +410,19 @@ def run(argv: Sequence[str], requests: Sequence[Request], *, timeout: float = DE
             if cancel is not None and cancel.is_set():
                 raise Stopped("stopped")
             previous = requests[index - 1].id if index else None
+            past = answers
             if late and request.id in late:
+                proc = state.proc
+                if (warmup is not None and not state.broken()
+                        and (proc is None or proc.first_answer is None)):
+                    past = [_exchange(state, warmup, previous, past, partner)]
+                    previous = warmup.id
                 request = _made_late(state, late[request.id], cancel)
             first = firsts.get(request.id) if firsts else None
             if first is not None and not state.broken():
-                answer = _exchange(state, request, first.id,
-                                   [_exchange(state, first, previous, answers, partner)],
-                                   partner)
-            else:
-                answer = _exchange(state, request, previous, answers, partner)
+                past = [_exchange(state, first, previous, past, partner)]
+                previous = first.id
+            answer = _exchange(state, request, previous, past, partner)
             answers.append(answer)
             if progress is not None:
                 progress(answer)

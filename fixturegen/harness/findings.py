@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,8 @@ class Corpus:
     folder: Path
     chains: dict[str, list[str]]  # fixture id -> chain paths
     vectors: dict[str, dict[str, Any]]  # vector and proof-set id -> its JSON object
+    #: fixture id -> the fixture it is checked after (the manifest's ``after``)
+    afters: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, folder: Path) -> Corpus:
@@ -95,7 +97,8 @@ class Corpus:
         chains = {f["id"]: list(f["chain"]) for f in manifest["fixtures"]}
         vectors = {v["id"]: v for key in ("vectors", "proof_sets")
                    for v in (transcripts.get(key) or [])}
-        return cls(folder, chains, vectors)
+        afters = {f["id"]: f["after"] for f in manifest["fixtures"] if f.get("after")}
+        return cls(folder, chains, vectors, afters)
 
     def hexes(self, entry: CatalogueEntry) -> list[str]:
         paths = self.chains.get(entry.id) or [entry.path]
@@ -107,11 +110,14 @@ class Corpus:
 
 def _export(cls: DivergenceClass, corpus: Corpus) -> tuple[str, str, list[str]] | None:
     """(language, source, ids) of the test that reproduces the class through the library's
-    API check: the certificate fixtures its API entry got the same outcome for."""
+    API check: the certificate fixtures its API entry got the same outcome for, but those
+    checked after another (an exported test checks each certificate on its own, so it could
+    not show what a verifier remembers)."""
     adapter = BY_NAME.get(cls.implementation)
     if adapter is None or not adapter.export or cls.outcome == "wrong_reason":
         return None  # an export checks the verdict, which a wrong_reason has right
     ids = [e.id for e in cls.entries if e.kind == "certificate" and e.id in corpus.chains
+           and e.id not in corpus.afters
            and any(o.mode == "api" and o.result.outcome == cls.outcome for o in cls.seen[e.id])]
     if not ids:
         return None

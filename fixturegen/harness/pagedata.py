@@ -69,7 +69,7 @@ SECTIONS: dict[str, str] = {
     "state": "Checked after another (a valid certificate first, then one made from it: a "
              "verifier that remembers what it verified)",
     "clock": "Validity near the verifier's clock (certificates the run made when each entry "
-             "started)",
+             "started, and two it made once the adapter had first answered)",
     "cv": "CertificateVerify vectors, valid",
     "cv-invalid": "CertificateVerify vectors, invalid",
     "ps": "Handshake proof sets (one proof corrupted alone)",

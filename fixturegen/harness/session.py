@@ -39,8 +39,8 @@ from fixturegen.harness.results import (
     ResultsFile,
     said,
 )
+from fixturegen.harness.rules import BASE_FIXTURE, Direction, Transport
 from fixturegen.harness.rules import PREFIX as RULE_PREFIX
-from fixturegen.harness.rules import Direction, Transport
 from fixturegen.verify.verifier import Verifier
 
 
@@ -217,10 +217,11 @@ def run_target(target: Target, cases: Sequence[HarnessCase], *, timeout: float,
     before = {k: c.request for k, c in firsts(cases, every or cases).items()}
     late: dict[str, driver.Late] = {c.id: functools.partial(clock.late_request, c.id)
                                     for c in cases if clock.is_late(c.id)}
+    warmup = next((c.request for c in (every or cases) if c.id == BASE_FIXTURE), None)
     answers = driver.run_jobs(target.argv, [c.request for c in cases], jobs=jobs,
                               timeout=timeout, startup=startup, stderr_path=stderr_path,
                               progress=progress, env=dict(target.env), firsts=before,
-                              late=late)
+                              late=late, warmup=warmup if late else None)
     seconds = time.perf_counter() - start
     results: list[CaseResult] = []
     for case, answer in zip(cases, answers, strict=True):
