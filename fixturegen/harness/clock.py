@@ -142,14 +142,8 @@ def mint_late(case: LateCase, first_answer: datetime) -> tuple[Minted, datetime]
     """The certificate of ``case`` for a process that first answered at ``first_answer``, and
     the moment before which it must not be sent."""
     moment = late_moment(first_answer)
-    host = HostKey(load_fixed(KeyKind.ED25519))
-    cert_key = load_fixed(KeyKind.P256)
-    d = draft(cert_key, SCHEMES[SCHEME].algorithm, host, serial=int(moment.timestamp()),
-              scheme=SCHEME,
-              not_before=moment if case.bound == "not_before" else NOT_BEFORE,
-              not_after=moment if case.bound == "not_after" else NOT_AFTER)
-    made = Minted(base64.b64encode(d.sign()).decode("ascii"),
-                  cert_key.pkcs8_pem().decode("ascii"), host.peer_id)
+    made = _minted(moment, moment if case.bound == "not_before" else NOT_BEFORE,
+                   moment if case.bound == "not_after" else NOT_AFTER)
     return made, moment + LATE_MARGIN
 
 
@@ -180,12 +174,18 @@ class Minted:
 def mint(case: ClockCase, now: datetime) -> Minted:
     """The certificate of ``case`` for an entry that starts at ``now`` (whole seconds)."""
     moment = now.astimezone(UTC).replace(microsecond=0)
+    return _minted(moment,
+                   NOT_BEFORE if case.not_before is None else moment + case.not_before,
+                   NOT_AFTER if case.not_after is None else moment + case.not_after)
+
+
+def _minted(moment: datetime, not_before: datetime, not_after: datetime) -> Minted:
+    """The corpus's common certificate (fixed Ed25519 host key, fixed P-256 certificate key)
+    with this validity, its serial the moment it was made for."""
     host = HostKey(load_fixed(KeyKind.ED25519))
     cert_key = load_fixed(KeyKind.P256)
-    scheme = SCHEMES[SCHEME]
-    d = draft(cert_key, scheme.algorithm, host, serial=int(moment.timestamp()), scheme=SCHEME,
-              not_before=NOT_BEFORE if case.not_before is None else moment + case.not_before,
-              not_after=NOT_AFTER if case.not_after is None else moment + case.not_after)
+    d = draft(cert_key, SCHEMES[SCHEME].algorithm, host, serial=int(moment.timestamp()),
+              scheme=SCHEME, not_before=not_before, not_after=not_after)
     return Minted(base64.b64encode(d.sign()).decode("ascii"),
                   cert_key.pkcs8_pem().decode("ascii"), host.peer_id)
 
@@ -218,9 +218,9 @@ def late_cases(now: datetime) -> list[HarnessCase]:
     """The late cases as API cases, their certificates made as if the adapter had first
     answered at ``now`` (the driver makes them again, just before sending them)."""
     out = []
+    peer_id = HostKey(load_fixed(KeyKind.ED25519)).peer_id
     for case in LATE_CASES:
         request, _ = late_request(case.id, now)
-        peer_id = HostKey(load_fixed(KeyKind.ED25519)).peer_id
         out.append(HarnessCase(request, Expectation(
             case.result, peer_id if case.result == "valid" else None, case.error),
             RULE, case.description, "high", ""))
