@@ -68,11 +68,17 @@ def test_every_handshake_adapter_ran_both_directions(results: dict[str, Any]) ->
     assert ran >= 2
 
 
-#: The rules of the handshake a shipped release breaks (found by the fixture peer's protocol
-#: faults, fixturegen.harness.rules): py-libp2p's listener (Python's ssl module) completes a
-#: handshake with a dialler whose ALPN list has no protocol it supports, instead of the
-#: no_application_protocol alert RFC 7301 section 3.2 requires.
-RULE_FINDINGS = {("py-libp2p-tls@tcp-listen", "rule.alpn-without-libp2p.client"): "false_accept"}
+#: The rules of the handshake a shipped release breaks (found by the peers' protocol faults,
+#: fixturegen.harness.rules): py-libp2p's listener (Python's ssl module) completes a handshake
+#: with a dialler whose ALPN list has no protocol it supports, instead of the
+#: no_application_protocol alert RFC 7301 section 3.2 requires; go-libp2p (Go's crypto/tls)
+#: completes one whose CertificateEntry carries supported_groups, which RFC 8446 section 4.2
+#: says must abort the handshake (the message-level peer's fault), in both directions.
+RULE_FINDINGS = {
+    ("py-libp2p-tls@tcp-listen", "rule.alpn-without-libp2p.client"): "false_accept",
+    ("go-libp2p@tcp-dial", "rule.certificate-entry-extension.server"): "false_accept",
+    ("go-libp2p@tcp-listen", "rule.certificate-entry-extension.client"): "false_accept",
+}
 
 
 def test_every_handshake_entry_keeps_the_rules_of_the_handshake(results: dict[str, Any]

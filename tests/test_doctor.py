@@ -48,7 +48,7 @@ def doctor(adapters: Path, path: str) -> subprocess.CompletedProcess[str]:
 def test_every_shipped_adapter_folder_says_what_its_build_needs() -> None:
     ready = readiness(ROOT / "adapters", which=lambda _: "/bin/true")
     names = {n for r in ready for n in r.names}
-    assert names == {a.name for a in SHIPPED} | {"fixture-peer"}
+    assert names == {a.name for a in SHIPPED} | {"fixture-peer", "message-peer"}
     assert all(r.needs and set(r.needs) <= set(HOW) for r in ready)
     assert next(r for r in ready if r.folder == "litep2p").needs == ("cargo", "cc", "protoc",
                                                                     "python3")
@@ -61,15 +61,16 @@ def test_what_is_missing_is_named_with_where_to_get_it(tmp_path: Path) -> None:
     assert p.returncode == 1, p.stderr
     out = p.stdout.splitlines()
     assert out[0] == f"doctor: the adapters in {adapters}"
-    rows = {line.split("  ")[0]: " ".join(line.split()) for line in out[1:7]}
+    rows = {line.split("  ")[0]: " ".join(line.split()) for line in out[1:8]}
     assert rows["fixture-peer"] == "fixture-peer can be built needs go"
+    assert rows["message-peer"] == "message-peer can be built needs python3"
     assert rows["go-libp2p"] == "go-libp2p built needs go, python3"
     # protoc is on litep2p's "# fetches:" line: its build installs it from PyPI when absent
     assert rows["litep2p"] == ("litep2p cannot be built needs cargo (missing), cc (missing), "
                                "protoc (not on PATH: the build fetches it), python3")
     assert rows["rust-libp2p"] == ("rust-libp2p cannot be built needs cargo (missing), cc "
                                    "(missing), python3")
-    assert out[7:] == [f"cargo: {HOW['cargo']}", f"cc: {HOW['cc']}"]
+    assert out[8:] == [f"cargo: {HOW['cargo']}", f"cc: {HOW['cc']}"]
     assert "Traceback" not in p.stderr
 
 
@@ -86,7 +87,7 @@ def test_with_every_tool_the_answer_is_zero(tmp_path: Path) -> None:
     p = doctor(adapters, _path_with(tmp_path, sorted(HOW)))
     assert p.returncode == 0, p.stdout
     assert "missing" not in p.stdout and "cannot" not in p.stdout
-    assert p.stdout.count("can be built") == 6
+    assert p.stdout.count("can be built") == 7
 
 
 def test_a_folder_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:

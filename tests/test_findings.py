@@ -129,15 +129,21 @@ def test_findings_replace_earlier_findings_whole(lenient_run: Path, tmp_path: Pa
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left
 
 
-@pytest.mark.conformance
-def test_a_go_finding_reproduces_against_go_libp2p(tmp_path: Path) -> None:
-    """From the latest conformance run: go-libp2p's class that accepts certificates with a
-    corrupted self-signature, and its exported Go test, which fails on the pinned go-libp2p."""
+def _go_findings(tmp_path: Path) -> Path:
+    """go-libp2p's findings from the latest conformance run, in a folder of the test's."""
     conformance = Path(os.environ.get("FIXTUREGEN_CONFORMANCE", ROOT / "out/conformance"))
     out = tmp_path / "findings"
     done = fixturegen("harness", "findings", str(conformance), "--impl", "go-libp2p",
                       "--out", str(out))
     assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.conformance
+def test_a_go_finding_reproduces_against_go_libp2p(tmp_path: Path) -> None:
+    """From the latest conformance run: go-libp2p's class that accepts certificates with a
+    corrupted self-signature, and its exported Go test, which fails on the pinned go-libp2p."""
+    out = _go_findings(tmp_path)
     report = next(p for p in out.glob("*.md")
                   if "abort if the self-signature is invalid" in p.read_text().splitlines()[0]
                   and "certificates" in p.read_text().splitlines()[0])
@@ -178,3 +184,19 @@ def test_a_clock_case_made_after_the_adapter_started_says_so(corpus: Path,
     assert ("`clock.valid-since-start`: a certificate the harness made just before sending "
             "it, after the adapter process first answered") in text
     assert [r for r in reports if "`clock.expired-since-start`" in r]
+
+
+@pytest.mark.conformance
+def test_a_message_level_finding_names_the_peer_that_broke_the_rule(tmp_path: Path) -> None:
+    """From the latest conformance run: go-libp2p's false accept of a CertificateEntry that
+    carries supported_groups is one class, whose report says the message-level peer broke
+    the rule, in both TCP directions."""
+    out = _go_findings(tmp_path)
+    report = next(p for p in out.glob("[0-9]*.md")
+                  if "a CertificateEntry carries only extensions" in p.read_text())
+    text = report.read_text()
+    assert "`rule.certificate-entry-extension.server`" in text
+    assert "`rule.certificate-entry-extension.client`" in text
+    assert "the message-level peer broke a rule of the handshake" in text
+    assert "`adapters/message-peer/peer.py`" in text
+    assert "rules.go" not in text

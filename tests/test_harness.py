@@ -342,6 +342,7 @@ def test_every_shipped_adapter_has_a_build_script_that_names_it() -> None:
     """A new adapter is its folder (with its own build script) and its entry in adapters.py:
     adapters/build finds it by the script's `# adapters:` line."""
     from fixturegen.harness.adapters import PEER, SHIPPED
+    from fixturegen.harness.handshake import MESSAGE_PEER
 
     named: dict[str, str] = {}
     for script in sorted((ROOT / "adapters").glob("*/build")):
@@ -349,7 +350,8 @@ def test_every_shipped_adapter_has_a_build_script_that_names_it() -> None:
         line = next(x for x in script.read_text().splitlines() if x.startswith("# adapters:"))
         named |= {n: script.parent.name for n in line.split(":", 1)[1].split()}
     assert named == {**{a.name: a.folder for a in SHIPPED if a.folder != "reference"},
-                     "fixture-peer": PEER.split("/")[0]}
+                     "fixture-peer": PEER.split("/")[0],
+                     "message-peer": MESSAGE_PEER[1].split("/")[0]}
     unknown = subprocess.run([str(ROOT / "adapters/build"), "no-such-adapter"],
                              capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "unknown adapter no-such-adapter" in unknown.stderr

@@ -9,12 +9,8 @@ import json
 import shutil
 import socket
 import ssl
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,6 +18,7 @@ from fixturegen.harness.adapters import PEER
 from fixturegen.harness.handshake import HandshakeCase, Presentation, handshake_cases
 from fixturegen.harness.rules import BASE_FIXTURE, PREFIX, PROTOCOL_FAULTS
 from tests.conftest import build_adapters
+from tests.peers import Peer, ms, read_ms, running
 from tests.wire import (
     ClientHello,
     client_hello_from_crypto,
@@ -61,75 +58,6 @@ def base(corpus: Path) -> Presentation:
     return case.presentation
 
 
-class Peer:
-    """The fixture peer process, spoken to line by line as the harness does."""
-
-    def __init__(self, binary: Path) -> None:
-        self.proc = subprocess.Popen([str(binary)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
-
-    def send(self, line: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(line) + "\n")
-        self.proc.stdin.flush()
-
-    def event(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, "the fixture peer exited"
-        event: dict[str, Any] = json.loads(line)
-        return event
-
-    def request(self, base: Presentation, *, case: str, transport: str, role: str,
-                protocol: str, timeout_ms: int = 20_000) -> dict[str, Any]:
-        self.send({"id": case, "transport": transport, "role": role,
-                   "certificates": list(base.certificates), "key": base.key, "scheme": None,
-                   "fault": "", "protocol": protocol, "timeout_ms": timeout_ms})
-        return self.event()
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-
-
-@contextmanager
-def running(binary: Path) -> Iterator[Peer]:
-    p = Peer(binary)
-    try:
-        yield p
-    finally:
-        if p.proc.poll() is None:
-            p.proc.kill()
-            p.proc.wait()
-
-
-def _uvarint(n: int) -> bytes:
-    out = b""
-    while n >= 0x80:
-        out += bytes([n & 0x7F | 0x80])
-        n >>= 7
-    return out + bytes([n])
-
-
-def _ms(*messages: str) -> bytes:
-    return b"".join(_uvarint(len(m) + 1) + m.encode() + b"\n" for m in messages)
-
-
-def _read_ms(sock: socket.socket) -> str:
-    length, shift = 0, 0
-    while True:
-        byte = sock.recv(1)[0]
-        length |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            break
-    data = b""
-    while len(data) < length:
-        data += sock.recv(length - len(data))
-    return data[:-1].decode()
-
-
 def _client_hello_over_tcp(peer: Peer, base: Presentation, protocol: str) -> ClientHello:
     """Listen, let the peer dial with ``protocol``, answer multistream-select, and read its
     first TLS records; then close (the peer's attempt fails, which it reports)."""
@@ -142,8 +70,8 @@ def _client_hello_over_tcp(peer: Peer, base: Presentation, protocol: str) -> Cli
         conn, _ = server.accept()
         with conn:
             conn.settimeout(60)
-            assert [_read_ms(conn), _read_ms(conn)] == ["/multistream/1.0.0", "/tls/1.0.0"]
-            conn.sendall(_ms("/multistream/1.0.0", "/tls/1.0.0"))
+            assert [read_ms(conn), read_ms(conn)] == ["/multistream/1.0.0", "/tls/1.0.0"]
+            conn.sendall(ms("/multistream/1.0.0", "/tls/1.0.0"))
             stream = b""
             hello = None
             while hello is None:
@@ -178,8 +106,10 @@ def _client_hello_over_quic(peer: Peer, base: Presentation, protocol: str) -> Cl
 
 
 def _listen_faults(transport: str) -> list[str]:
-    return sorted({f.protocol for f in PROTOCOL_FAULTS
-                   if f.carried(transport, "listen")} | {""})  # type: ignore[arg-type]
+    """The faults the fixture peer commits as a client (the message-level peer's are shown in
+    tests/test_message_peer.py)."""
+    return sorted({f.protocol for f in PROTOCOL_FAULTS if f.peer == "go"
+                   and f.carried(transport, "listen")} | {""})  # type: ignore[arg-type]
 
 
 def test_every_client_side_fault_has_its_capture_declared() -> None:
@@ -258,8 +188,8 @@ def _dial(peer: Peer, base: Presentation, protocol: str, *, highest: ssl.TLSVers
     context._msg_callback = seen  # type: ignore[attr-defined]
     agreed: tuple[str | None, str | None] = (None, None)
     with socket.create_connection((host, int(port)), timeout=60) as raw:
-        raw.sendall(_ms("/multistream/1.0.0", "/tls/1.0.0"))
-        assert [_read_ms(raw), _read_ms(raw)] == ["/multistream/1.0.0", "/tls/1.0.0"]
+        raw.sendall(ms("/multistream/1.0.0", "/tls/1.0.0"))
+        assert [read_ms(raw), read_ms(raw)] == ["/multistream/1.0.0", "/tls/1.0.0"]
         try:
             with context.wrap_socket(raw) as tls:
                 agreed = (tls.version(), tls.selected_alpn_protocol())
@@ -359,6 +289,7 @@ def test_the_harness_plans_each_fault_where_the_catalogue_says(
         fault = expected[c.id]
         assert c.id.endswith("." + side) and c.skip is None
         assert c.presentation.protocol == fault.protocol and c.presentation.fault == ""
+        assert c.presentation.peer == fault.peer
         assert c.case.expected.result == fault.result and c.case.rule == fault.rule
         assert c.presentation.certificates and c.presentation.key
         # a dialler is told whom it dials: the base fixture's PeerId

@@ -13,7 +13,9 @@ never in the installed package. :func:`adapters_dir` finds the folder: ``--adapt
 checkout, as ``make conformance`` runs), else the checkout an editable install runs from, else
 the installed copy, put in ``CACHE/adapters/VERSION-DIGEST/`` the first time
 (:func:`installed_adapters`). The fixture peer, the harness's own side of a handshake, is built
-there too (``fixture-peer/``, :data:`PEER`).
+there too (``fixture-peer/``, :data:`PEER`), and so is the message-level peer, its twin over TCP
+for what crypto/tls will not send (``message-peer/``,
+:data:`fixturegen.harness.handshake.MESSAGE_PEER`).
 """
 
 from __future__ import annotations

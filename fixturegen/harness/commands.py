@@ -41,6 +41,7 @@ from fixturegen.harness.adapters import (
 )
 from fixturegen.harness.compare import DIVERGENCES
 from fixturegen.harness.driver import DEFAULT_STARTUP, DEFAULT_TIMEOUT
+from fixturegen.harness.handshake import MESSAGE_PEER_BUILT
 from fixturegen.harness.interop import run_interop
 from fixturegen.harness.pagedata import write_reports
 from fixturegen.harness.reasons import ReasonTable, ReasonTableError, load_table
@@ -326,6 +327,12 @@ def fixture_peer(base: Path | None) -> list[str]:
     if not (base / PEER).is_file():
         fail("the fixture peer is not built: run 'make adapters' (adapters/build fixture-peer)",
              EXIT_ADAPTER)
+    if is_installed_copy(base) and not (base / MESSAGE_PEER_BUILT).is_file():
+        # Its cases are skip without it (the reason says so): the run goes on.
+        try:
+            build_in_place(base, "message-peer", MESSAGE_PEER_BUILT, say=say)
+        except BuildError as exc:
+            say(f"the message-level peer cannot be built, its cases are skip: {exc}")
     return [str(base / PEER)]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixturegen.harness.adapters import PEER, SHIPPED
+from fixturegen.harness.handshake import MESSAGE_PEER_BUILT
 
 #: Where a tool an adapter build needs comes from (one line each).
 HOW: dict[str, str] = {
@@ -65,6 +66,7 @@ def readiness(adapters: Path, which: Callable[[str], str | None] = shutil.which
     script's header."""
     built = {a.name: a.built(adapters) for a in SHIPPED}
     built["fixture-peer"] = (adapters / PEER).is_file()
+    built["message-peer"] = (adapters / MESSAGE_PEER_BUILT).is_file()
     scripts = sorted(adapters.glob("*/build"), key=lambda p: (p.parent.name != "fixture-peer",
                                                               p.parent.name))
     out: list[Readiness] = []

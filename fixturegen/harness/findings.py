@@ -177,7 +177,12 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
                   + (" (the chain, leaf first)" if len(corpus.chains.get(e.id, [])) > 1 else "")
                   + ":", "", "```", *corpus.hexes(e), "```", ""]
         fault = fault_of(e.id) if e.kind == "rule" else None
-        if fault is not None:
+        if fault is not None and fault.peer == "message":
+            lines += [f"A valid certificate: the message-level peer broke a rule of the "
+                      f"handshake instead, its protocol fault `{fault.protocol}` (in "
+                      "`adapters/message-peer/peer.py`: tlslite-ng, changed at the message "
+                      "level, over TCP).", ""]
+        elif fault is not None:
             lines += [f"A valid certificate: the fixture peer broke a rule of the handshake "
                       f"instead, its protocol fault `{fault.protocol}` (in "
                       "`adapters/fixture-peer/rules.go`, through its `tls.Config`).", ""]

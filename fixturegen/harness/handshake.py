@@ -11,8 +11,11 @@ Which cases a direction carries:
 
 - every certificate fixture whose key the corpus holds;
 - every CertificateVerify vector of the direction's context, its fault reproduced on the live
-  transcript (scheme, context, transcript, key, length); those the peer's TLS stack cannot send
-  (a PKCS#1 v1.5 CertificateVerify, an Ed448 key) are ``skip`` with the reason;
+  transcript (scheme, context, transcript, key, length);
+- what Go's crypto/tls will not send (a PKCS#1 v1.5 or Ed448 CertificateVerify, an Ed448
+  certificate key, the rule cases marked ``peer="message"``) goes to the message-level peer
+  (``adapters/message-peer``, tlslite-ng) instead, over TCP; over QUIC those are ``skip`` with
+  the reason;
 - every three-proof set of that side: all valid, then the certificate, the extension or the
   transcript proof corrupted alone (each must fail the handshake);
 - in ``listen``, one more: the fixture peer dials with no certificate at all
@@ -35,6 +38,7 @@ P-521) is ``skip`` with what it offered: the handshake failed before any certifi
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import queue
 import time
@@ -62,7 +66,13 @@ from fixturegen.harness.requests import (
     load_corpus,
     read_corpus_json,
 )
-from fixturegen.harness.rules import BASE_FIXTURE, PROTOCOL_FAULTS, Direction, Transport
+from fixturegen.harness.rules import (
+    BASE_FIXTURE,
+    PROTOCOL_FAULTS,
+    Direction,
+    PeerKind,
+    Transport,
+)
 from fixturegen.identity.peerid import peer_id_base58
 
 DIRECTIONS: tuple[Direction, ...] = ("dial", "listen")
@@ -71,6 +81,22 @@ CONTEXT: dict[Direction, str] = {"dial": "server", "listen": "client"}
 #: The faults of the corpus's invalid CertificateVerify vectors the peer reproduces live.
 FAULTS = frozenset({"signature-corrupted", "wrong-context", "transcript-hash-changed",
                     "other-key", "wrong-length", "scheme-mismatch"})
+#: CertificateVerify schemes crypto/tls will not sign in TLS 1.3, which the message-level peer
+#: sends: rsa_pkcs1_sha1, rsa_pkcs1_sha256/384/512 and ed448.
+MESSAGE_SCHEMES = frozenset({0x0201, 0x0401, 0x0501, 0x0601, 0x0808})
+#: The PKCS#8 AlgorithmIdentifier's OID of an Ed448 key (1.3.101.113, DER), a key crypto/tls
+#: cannot sign with.
+ED448_OID = bytes.fromhex("06032b6571")
+#: The message-level peer (``adapters/build message-peer``): its venv's Python and its program,
+#: under the adapters folder, beside the fixture peer.
+MESSAGE_PEER = ("message-peer/.venv/bin/python", "message-peer/peer.py")
+#: What its build leaves once the venv is complete.
+MESSAGE_PEER_BUILT = "message-peer/.venv/.installed"
+ONLY_OVER_TCP = ("Go's crypto/tls cannot send this case (a PKCS#1 v1.5 or Ed448 "
+                 "CertificateVerify, an Ed448 key, a message-level rule), and the message-level "
+                 "peer that can speaks TLS over TCP only")
+MESSAGE_PEER_MISSING = ("the message-level peer is not built: run 'adapters/build message-peer' "
+                        "(it sends what crypto/tls will not)")
 #: One valid certificate per scheme the fixture peer can present (Ed448: crypto/tls cannot),
 #: the handshakes of a profile (``make bench-handshake``, ``harness profile``).
 PROFILE_CASES = ("matrix.ed25519.ed25519.fixed", "matrix.ecdsa_secp256r1_sha256.ed25519.fixed",
@@ -103,6 +129,7 @@ class Presentation:
     scheme: int | None
     fault: str
     protocol: str = ""  # a rule of the handshake broken on purpose (fixturegen.harness.rules)
+    peer: PeerKind = "go"  # which program presents it (fixturegen.harness.rules.PeerKind)
 
 
 @dataclass(frozen=True)
@@ -147,6 +174,22 @@ def clock_refreshed(plan: Sequence[HandshakeCase], now: datetime) -> list[Handsh
         out.append(hc if m is None else replace(hc, presentation=replace(
             hc.presentation, certificates=(m.certificate,), key=m.key)))
     return out
+
+
+def _ed448(pem: str | None) -> bool:
+    """Whether a PKCS#8 PEM key is Ed448 (its AlgorithmIdentifier near the start)."""
+    if not pem:
+        return False
+    body = "".join(line for line in pem.splitlines() if line and not line.startswith("-----"))
+    try:
+        der = base64.b64decode(body[:64] + "=" * (-len(body[:64]) % 4))
+    except ValueError:
+        return False
+    return ED448_OID in der[:24]
+
+
+def _peer_for(scheme: int | None, key: str | None) -> PeerKind:
+    return "message" if scheme in MESSAGE_SCHEMES or _ed448(key) else "go"
 
 
 def _fault(vector_id: str) -> str:
@@ -199,8 +242,11 @@ def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
         req = case.request
         if req.kind == "certificate":
             skip = None
+            peer = _peer_for(None, req.certificate_key)
             if req.certificate_key is None:
                 skip = "the corpus holds no key for this certificate: the peer cannot sign"
+            elif peer == "message" and transport != "tcp":
+                skip = ONLY_OVER_TCP
             expect = req.expect_peer_id or case.expected.peer_id or claimed.get(case.id)
             told = request(case.id, expect)
             if direction == "listen" and req.expect_peer_id is not None:
@@ -209,12 +255,12 @@ def _plan(corpus: Path, cases: Sequence[HarnessCase], claimed: dict[str, str],
                 told = told.model_copy(update={"expect_peer_id": req.expect_peer_id})
             out.append(HandshakeCase(replace(case, request=told),
                                      Presentation(tuple(req.certificates), req.certificate_key,
-                                                  None, ""), skip,
+                                                  None, "", peer=peer), skip,
                                      listener_peer=told.expect_peer_id is not None
                                      and direction == "listen"))
         elif req.kind == "certificate_verify" and req.context == context:
             leaf = req.certificates[0] if req.certificates else ""
-            out.append(_vector_case(case, request(case.id, by_leaf.get(leaf)), keys))
+            out.append(_vector_case(case, request(case.id, by_leaf.get(leaf)), keys, transport))
     try:
         for ps in vectors["proof_sets"]:
             if ps["sender"] != context:
@@ -265,7 +311,7 @@ def _rule_cases(base: HarnessCase | None, peer_id: str | None, transport: Transp
                                fault.description, fault.importance, base.path)
             out.append(HandshakeCase(case, Presentation(
                 tuple(base.request.certificates), base.request.certificate_key, None, "",
-                fault.protocol), None, True))
+                fault.protocol, fault.peer), None, True))
     return out
 
 
@@ -283,13 +329,27 @@ def _claimed_peer_ids(corpus: Path) -> dict[str, str]:
     return out
 
 
-def _vector_case(case: HarnessCase, request: Request, keys: dict[str, str]) -> HandshakeCase:
+def _vector_case(case: HarnessCase, request: Request, keys: dict[str, str],
+                 transport: Transport) -> HandshakeCase:
     certificate = case.request.certificates
     key = keys.get(certificate[0]) if certificate else None  # the vector's leaf is a fixture's
+    scheme = case.request.signature_scheme
+    peer = _peer_for(scheme, key)
     skip = None if key else "the corpus holds no key for this certificate: the peer cannot sign"
+    if skip is None and peer == "message" and transport != "tcp":
+        skip = ONLY_OVER_TCP
     return HandshakeCase(replace(case, request=request), Presentation(
-        tuple(certificate), key, case.request.signature_scheme,
-        _fault(case.id)), skip)
+        tuple(certificate), key, scheme, _fault(case.id), peer=peer), skip)
+
+
+def message_peer_argv(peer_argv: Sequence[str]) -> list[str] | None:
+    """The message-level peer's command, found beside the fixture peer whose command is
+    ``peer_argv`` (None when it is not built there: its cases are then ``skip``)."""
+    if not peer_argv:
+        return None
+    base = Path(peer_argv[0]).parent.parent
+    argv = [str(base / part) for part in MESSAGE_PEER]
+    return argv if (base / MESSAGE_PEER_BUILT).is_file() else None
 
 
 class PeerError(Exception):
@@ -300,11 +360,15 @@ class FixturePeer:
     """The fixture peer process, as the driver's partner: one peer request per case."""
 
     def __init__(self, argv: Sequence[str], cases: Sequence[HandshakeCase],
-                 transport: Transport, direction: Direction, timeout: float) -> None:
-        self.argv = list(argv)
+                 transport: Transport, direction: Direction, timeout: float,
+                 message_argv: Sequence[str] | None = None) -> None:
+        self.argvs: dict[PeerKind, list[str] | None] = {
+            "go": list(argv), "message": list(message_argv) if message_argv else None}
         self.cases = {c.id: c for c in cases}
         self.transport, self.direction, self.timeout = transport, direction, timeout
-        self.proc: driver._Process | None = None
+        #: Each peer's process, started the first time a case needs it.
+        self.procs: dict[PeerKind, driver._Process | None] = {"go": None, "message": None}
+        self.current: PeerKind = "go"  # the peer of the case that runs
         self.address_sent = False
         self.early: PeerEvent | None = None  # the peer's done, seen while the adapter waits
         self.cancelled = False
@@ -318,12 +382,17 @@ class FixturePeer:
             self.wake()
 
     def _start(self) -> driver._Process:
-        if self.proc is None:
+        proc = self.procs[self.current]
+        if proc is None:
+            argv = self.argvs[self.current]
+            assert argv is not None  # before() skips a case whose peer is not built
+            name = "the fixture peer" if self.current == "go" else "the message-level peer"
             try:
-                self.proc = driver._Process(self.argv, None, None, on_line=self._line)
+                proc = driver._Process(argv, None, None, on_line=self._line)
             except driver.AdapterStartError as exc:
-                raise PeerError(f"the fixture peer: {exc}") from exc
-        return self.proc
+                raise PeerError(f"{name}: {exc}") from exc
+            self.procs[self.current] = proc
+        return proc
 
     def _send(self, message: PeerRequest | PeerAddress | PeerStop) -> bool:
         return self._start().send((message.model_dump_json() + "\n").encode())
@@ -346,7 +415,7 @@ class FixturePeer:
                 event = PeerEvent.model_validate_json(raw)
                 if event.id == case:
                     return event
-        self.close()
+        self._restart()
         return None
 
     def before(self, request: Request) -> Request | driver.Answer:
@@ -354,6 +423,9 @@ class FixturePeer:
         if hc.skip is not None:
             return driver.Answer(request.id, "skip", None, hc.skip, None, 0.0)
         p = hc.presentation
+        if self.argvs[p.peer] is None:
+            return driver.Answer(request.id, "skip", None, MESSAGE_PEER_MISSING, None, 0.0)
+        self.current = p.peer
         self.address_sent, self.early, self.cancelled = False, None, False
         sent = self._send(PeerRequest(
             id=request.id, transport=self.transport,
@@ -413,7 +485,15 @@ class FixturePeer:
                            error=f"{event.error}{said}", peer=event)
         return replace(answer, peer=event)
 
+    def _restart(self) -> None:
+        """End the running case's peer (its next case starts it again)."""
+        proc = self.procs[self.current]
+        if proc is not None:
+            proc.close()
+            self.procs[self.current] = None
+
     def close(self) -> None:
-        if self.proc is not None:
-            self.proc.close()
-            self.proc = None
+        for kind, proc in self.procs.items():
+            if proc is not None:
+                proc.close()
+                self.procs[kind] = None

@@ -8,7 +8,9 @@ An adapter reads ``Request`` lines on its stdin and writes one ``Reply`` per req
 same ``id``, in order. In handshake mode it may also write ``Listening`` (a ``listen`` request:
 where it listens, before its reply) and read ``Cancel`` (a QUIC ``listen`` request: the fixture
 peer's side is over). The fixture peer (``adapters/fixture-peer``) reads ``PeerRequest``,
-``PeerAddress`` and ``PeerStop`` and writes ``PeerEvent``; an adapter never sees those.
+``PeerAddress`` and ``PeerStop`` and writes ``PeerEvent``; an adapter never sees those. The
+message-level peer (``adapters/message-peer``, TCP only) speaks the same lines, for the cases
+Go's crypto/tls will not send.
 """
 
 from __future__ import annotations
@@ -156,8 +158,10 @@ class PeerRequest(BaseModel):
         "(a dialer with an empty Certificate message), or empty: honest")
     protocol: str = Field(
         default="", description="A rule of the handshake the peer breaks on purpose "
-        "(tls12-only, tls12-and-tls13, alpn-absent, alpn-without-libp2p, alpn-muxers-only, "
-        "alpn-muxers-then-libp2p, alpn-libp2p-first, no-certificate-request), or empty: none")
+        "(the fixture peer: tls12-only, tls12-and-tls13, alpn-absent, alpn-without-libp2p, "
+        "alpn-muxers-only, alpn-muxers-then-libp2p, alpn-libp2p-first, strict-listener, "
+        "no-certificate-request; the message-level peer: certificate-verify-sha1, "
+        "certificate-entry-extension), or empty: none")
     timeout_ms: int = Field(ge=0, description="Give up after this long (the adapter's too)")
 
 

@@ -1,10 +1,12 @@
 """The handshake's own rules: faults the fixture peer commits on purpose, one rule at a time.
 
 The certificate cases break the certificate; these break the handshake around a valid one (the
-corpus's ``matrix.ecdsa_secp256r1_sha256.ed25519.fixed``, presented and signed honestly), each
-through the fixture peer's ``tls.Config`` (``adapters/fixture-peer/rules.go``, which names the same
-faults). Each says which rule it breaks, what the implementation must conclude, and in which
-directions and over which transports it can be produced:
+corpus's ``matrix.ecdsa_secp256r1_sha256.ed25519.fixed``, presented and signed honestly unless
+the rule is about the signature), each through the fixture peer's ``tls.Config``
+(``adapters/fixture-peer/rules.go``, which names the same faults) or, where crypto/tls cannot
+commit it, the message-level peer's (``adapters/message-peer/peer.py``). Each says which rule it
+breaks, what the implementation must conclude, and in which directions and over which
+transports it can be produced:
 
 - ``dial``: the implementation dials, the fixture peer is the TLS server;
 - ``listen``: the implementation listens, the fixture peer is the TLS client.
@@ -17,6 +19,10 @@ list, which an honest peer never checks.
 QUIC carries TLS 1.3 only (RFC 9001 section 4.2: quic-go refuses anything else), so the version
 faults are TCP faults.
 
+Most are committed by the fixture peer through its ``tls.Config``; the faults marked
+``peer="message"`` need a change at the message level that crypto/tls does not allow, and the
+message-level peer (``adapters/message-peer``, tlslite-ng, TCP only) commits them.
+
 ``acceptable`` marks a fault whose outcome the spec leaves to the implementation: the result
 reports what it did, and either verdict agrees.
 """
@@ -27,6 +33,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 Direction = Literal["dial", "listen"]
+#: Which program commits the fault: ``go``, the fixture peer (Go's crypto/tls and quic-go,
+#: through their configuration); ``message``, the message-level peer (tlslite-ng over TCP,
+#: ``adapters/message-peer``), for what crypto/tls will not send.
+PeerKind = Literal["go", "message"]
 Transport = Literal["tcp", "quic"]
 Result = Literal["valid", "invalid", "acceptable"]
 Importance = Literal["critical", "high", "medium", "low"]
@@ -46,6 +56,12 @@ ALPN_NONE = ("RFC 7301 section 3.2: a server that supports none of the client's 
              "answers no_application_protocol")
 QUIC_ALPN = ("RFC 9001 section 8.1: QUIC endpoints MUST close the connection with "
              "no_application_protocol when no application protocol is negotiated")
+SHA1_FORBIDDEN = ("RFC 8446 section 4.2.3: the legacy SHA-1 schemes are not defined for signed "
+                  "TLS handshake messages; section 4.4.3: the CertificateVerify's algorithm "
+                  "MUST be one the other side offered")
+CERTIFICATE_ENTRY = ("RFC 8446 section 4.2: an extension recognised in a message it is not "
+                     "specified for MUST abort the handshake (illegal_parameter); section "
+                     "4.4.2: a CertificateEntry carries only extensions its receiver asked for")
 CLIENT_AUTH = ("tls.md: Handshake Protocol: servers MUST require client authentication during "
                "the TLS handshake")
 
@@ -73,6 +89,7 @@ class ProtocolFault:
     #: How much a wrong verdict matters (as the certificate cases' importance): a downgrade
     #: is high, an ALPN a peer gets wrong costs a round trip or a confused muxer at most.
     importance: Importance | None = None
+    peer: PeerKind = "go"
 
     def id(self, direction: Direction) -> str:
         return f"{PREFIX}{self.name}.{SIDE[direction]}"
@@ -134,6 +151,20 @@ PROTOCOL_FAULTS: tuple[ProtocolFault, ...] = (
         "The fixture peer, as server, does not ask for the implementation's certificate (no "
         "CertificateRequest): the listener breaks the rule, not the dialler, which has "
         "authenticated its peer and may go on or refuse. The result says which it did."),
+    ProtocolFault(
+        "certificate-verify-sha1", "certificate-verify-sha1", BOTH, ("tcp",), "invalid",
+        SHA1_FORBIDDEN,
+        "The message-level peer's CertificateVerify announces ecdsa_sha1 (0x0203) and is a "
+        "valid ECDSA signature over SHA-1 by the certificate's P-256 key, whatever the other "
+        "side offered. TLS 1.3 defines no SHA-1 CertificateVerify: the implementation must "
+        "refuse.", "medium", "message"),
+    ProtocolFault(
+        "certificate-entry-extension", "certificate-entry-extension", BOTH, ("tcp",),
+        "invalid", CERTIFICATE_ENTRY,
+        "The message-level peer's Certificate message carries, in the leaf's CertificateEntry, "
+        "a supported_groups extension (listing x25519), which RFC 8446 allows in ClientHello "
+        "and EncryptedExtensions only. Certificate and CertificateVerify are otherwise honest. "
+        "The implementation must abort the handshake.", "low", "message"),
 )
 
 

@@ -22,6 +22,7 @@ from fixturegen.harness.handshake import (
     clock_refreshed,
     handshake_plans,
     listener_plan,
+    message_peer_argv,
 )
 from fixturegen.harness.protocol import Request
 from fixturegen.harness.reach import reachability
@@ -266,6 +267,7 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
         return hc.case.request.model_copy(update={"timeout_ms": int(inner * 1000)})
 
     requests = [timed(c) for c in cases]
+    message_argv = message_peer_argv(peer_argv)
     pool = {hc.id: hc for hc in (every or cases)}
     earlier = {k: pool[c.id] for k, c in firsts([hc.case for hc in cases],
                                                  [hc.case for hc in pool.values()]).items()}
@@ -276,7 +278,8 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
     answers = driver.run_jobs(
         target.argv, requests, jobs=jobs, timeout=timeout, startup=startup,
         stderr_path=stderr_path, progress=progress, env=dict(target.env), firsts=before,
-        partner=lambda: FixturePeer(peer_argv, peer_cases, transport, direction, inner))
+        partner=lambda: FixturePeer(peer_argv, peer_cases, transport, direction, inner,
+                                    message_argv))
     first: dict[int, str] = {}
     again = [i for i, a in enumerate(answers) if a.failure is not None]
     if 0 < len(again) <= RETRIED_CASES:
@@ -289,7 +292,7 @@ def run_handshake(target: Target, peer_argv: Sequence[str], cases: Sequence[Hand
             partner=lambda: FixturePeer(
                 peer_argv, clock_refreshed([*(cases[i] for i in again), *earlier.values()],
                                            datetime.now(UTC)),
-                transport, direction, inner))
+                transport, direction, inner, message_argv))
         for i, answer in zip(again, second, strict=True):
             first[i] = f"{answers[i].failure}: {answers[i].error}"
             answers[i] = answer
