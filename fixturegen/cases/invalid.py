@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from fixturegen.cases.context import BuildContext, Built
@@ -43,6 +43,7 @@ from fixturegen.certs.extension import (
     libp2p_extension,
     signed_key,
 )
+from fixturegen.certs.rsa_raw import private_op
 from fixturegen.certs.schemes import SCHEMES, SigningAlgorithm
 from fixturegen.identity.hostkey import HostKey
 from fixturegen.identity.protobuf import KEY_TYPE_CODES, encode_public_key, varint
@@ -55,6 +56,7 @@ EXT = "tls.md: libp2p Public Key Extension"
 KEYS = "peer-ids.md: Keys"
 X509 = "RFC 5280 / X.690 DER"
 UNKNOWN_CRITICAL_OID = "1.3.6.1.4.1.53594.99.1"
+RSA_ENCRYPTION_OID = "1.2.840.113549.1.1.1"
 
 
 # -- the self-signature ---------------------------------------------------------------------------
@@ -126,6 +128,25 @@ def mismatch_rsa(ctx: BuildContext) -> Built:
     d = ctx.draft("rsa_pss_rsae_sha256")
     d = d.but(signature=SigningAlgorithm("rsa_pkcs1", "sha256").algorithm_identifier())
     return ctx.built(d)
+
+
+#: A signature algorithm no library knows (a private arc of fixturegen's).
+UNKNOWN_SIGNATURE_OID = "1.3.6.1.4.1.53594.99.2"
+
+
+@case("invalid.signature-algorithm.unknown", "invalid",
+      ErrorCode.UNSUPPORTED_SIGNATURE_SCHEME, importance="high",
+      rule=f"{TLS}: abort if the self-signature is invalid; a signature under an unknown "
+      "algorithm cannot be verified")
+def unknown_signature_algorithm(ctx: BuildContext) -> Built:
+    """Both AlgorithmIdentifiers (tbsCertificate.signature and signatureAlgorithm) name
+    1.3.6.1.4.1.53594.99.2, an algorithm no library knows; the signature is the certificate
+    key's ECDSA P-256/SHA-256 signature over that TBS. A verifier that skips a self-signature
+    its library cannot check accepts it."""
+    unknown = der.sequence(der.oid(UNKNOWN_SIGNATURE_OID))
+    d = ctx.draft(P256)
+    d = d.but(signature=unknown)
+    return ctx.built(d, files=(d.sign(outer_algorithm=unknown),))
 
 
 @case("invalid.outer-pss-mgf-oid", "invalid",
@@ -281,6 +302,26 @@ def expired(ctx: BuildContext) -> Built:
     return ctx.built(d)
 
 
+@case("invalid.expired.ed25519-certificate", "invalid", ErrorCode.EXPIRED,
+      importance="medium", rule=f"{TLS}: abort if the certificate is expired")
+def expired_ed25519(ctx: BuildContext) -> Built:
+    """invalid.expired with an Ed25519 certificate key (a self-signature by Ed25519): a
+    verifier that checks dates only on the path of the certificate types its X.509 library
+    verifies accepts it."""
+    d = ctx.draft("ed25519", not_before=datetime(1990, 1, 1, tzinfo=UTC),
+                  not_after=datetime(2000, 12, 31, 23, 59, 59, tzinfo=UTC))
+    return ctx.built(d)
+
+
+@case("invalid.not-yet-valid.ed25519-certificate", "invalid", ErrorCode.NOT_YET_VALID,
+      importance="medium", rule=f"{TLS}: abort if the certificate is not yet valid")
+def not_yet_valid_ed25519(ctx: BuildContext) -> Built:
+    """invalid.not-yet-valid with an Ed25519 certificate key."""
+    d = ctx.draft("ed25519", not_before=datetime(3000, 1, 1, tzinfo=UTC),
+                  not_after=datetime(3001, 1, 1, tzinfo=UTC))
+    return ctx.built(d)
+
+
 @case("invalid.not-yet-valid", "invalid", ErrorCode.NOT_YET_VALID,
       importance="medium", rule=f"{TLS}: abort if the certificate is not yet valid")
 def not_yet_valid(ctx: BuildContext) -> Built:
@@ -366,6 +407,15 @@ def two_certificates(ctx: BuildContext) -> Built:
     return ctx.built(leaf, files=(leaf.sign(), second.sign()))
 
 
+@case("invalid.two-certificates.same", "invalid", ErrorCode.CHAIN_LENGTH,
+      importance="medium", rule=f"{TLS}: abort if more than one certificate is received")
+def two_certificates_same(ctx: BuildContext) -> Built:
+    """The peer presents one valid certificate twice (the manifest's chain lists it twice): a
+    verifier that asks for one distinct certificate, not for one certificate, accepts it."""
+    leaf = ctx.draft()
+    return ctx.built(leaf, files=(leaf.sign(), leaf.sign()))
+
+
 # -- extensions ------------------------------------------------------------------------------------
 @case("invalid.unknown-critical-extension", "invalid", ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
       importance="medium",
@@ -373,6 +423,16 @@ def two_certificates(ctx: BuildContext) -> Built:
 def unknown_critical(ctx: BuildContext) -> Built:
     """Besides the libp2p extension, a critical extension of an unknown (private) OID."""
     d = ctx.draft(extra_extensions=(extension(UNKNOWN_CRITICAL_OID, der.null(), critical=True),))
+    return ctx.built(d)
+
+
+@case("invalid.unknown-critical-extension.ed25519-certificate", "invalid",
+      ErrorCode.UNKNOWN_CRITICAL_EXTENSION, importance="medium",
+      rule=f"{TLS}: abort on a critical extension the endpoint does not understand")
+def unknown_critical_ed25519(ctx: BuildContext) -> Built:
+    """invalid.unknown-critical-extension with an Ed25519 certificate key."""
+    d = ctx.draft("ed25519",
+                  extra_extensions=(extension(UNKNOWN_CRITICAL_OID, der.null(), critical=True),))
     return ctx.built(d)
 
 
@@ -718,6 +778,24 @@ def ecdsa_type_holds_secp256k1_point(ctx: BuildContext) -> Built:
     return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))))
 
 
+@case("invalid.host-key.rsa-spki-without-null", "invalid", ErrorCode.HOST_KEY_MALFORMED,
+      importance="medium",
+      rule=f"{KEYS}: RSA keys are DER SubjectPublicKeyInfo; RFC 3279 2.3.1: the rsaEncryption "
+      "parameters MUST be NULL")
+def rsa_spki_without_null(ctx: BuildContext) -> Built:
+    """The RSA host key's Data is its SubjectPublicKeyInfo with the NULL parameters of
+    rsaEncryption left out (the key itself, and its signature over the certificate key, are
+    right). Not the DER the spec asks for, and not the bytes a PeerId of this key hashes: a
+    verifier that re-encodes the key before deriving the PeerId names another peer."""
+    host = ctx.host("RSA")
+    d = ctx.draft(host=host)
+    algorithm, bits = der.children(host.data)
+    assert algorithm == der.sequence(der.oid(RSA_ENCRYPTION_OID), der.null())
+    data = der.sequence(der.sequence(der.oid(RSA_ENCRYPTION_OID)), bits)
+    pb = encode_public_key(KEY_TYPE_CODES["RSA"], data)
+    return ctx.built(with_libp2p_value(d, signed_key(pb, host_signature(host, d))))
+
+
 @case("invalid.host-key.wrapped-in-identity-multihash", "invalid",
       ErrorCode.HOST_KEY_MALFORMED, importance="high",
       rule=f"{EXT}: publicKey is the protobuf PublicKey (peer-ids.md: Keys)")
@@ -731,10 +809,41 @@ def wrapped_in_identity_multihash(ctx: BuildContext) -> Built:
     return ctx.built(with_libp2p_value(d, signed_key(wrapped, host_signature(host, d))))
 
 
+#: A SHA-256 DigestInfo (RFC 8017 section 9.2) whose AlgorithmIdentifier has no parameters,
+#: up to the digest's OCTET STRING header: the encoding with NULL is the only one it allows.
+DIGEST_INFO_SHA256_WITHOUT_NULL = bytes.fromhex("302f300b060960864801650304020104" "20")
+
+
+@case("invalid.host-signature.rsa-digest-info-without-null", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="medium",
+      rule="peer-ids.md: RSA signatures are RSASSA-PKCS1-v1_5 with SHA-256; RFC 8017 "
+      "section 9.2: the DigestInfo of SHA-256 carries NULL parameters")
+def rsa_digest_info_without_null(ctx: BuildContext) -> Built:
+    """An RSA host key's signature over the certificate key is a PKCS#1 v1.5 block whose
+    DigestInfo leaves out the NULL parameters of SHA-256 (the digest itself is right): a
+    verifier that parses the DigestInfo leniently, or tries both encodings, accepts it."""
+    host = ctx.host("RSA")
+    d = ctx.draft(host=host)
+    key = host.pair.private
+    assert isinstance(key, rsa.RSAPrivateKey)
+    k = (key.key_size + 7) // 8
+    t = DIGEST_INFO_SHA256_WITHOUT_NULL + hashlib.sha256(
+        handshake_message(d.cert_key.spki)).digest()
+    block = b"\x00\x01" + b"\xff" * (k - len(t) - 3) + b"\x00" + t
+    signature = private_op(key, int.from_bytes(block, "big")).to_bytes(k, "big")
+    return ctx.built(with_libp2p_value(d, signed_key(host.protobuf, signature)))
+
+
 #: Host key types whose own key can be a certificate key, each with that key's scheme.
 SAME_FAMILY_KEYS = [{"host_type": "Ed25519", "scheme": "ed25519", "name": "ed25519"},
                     {"host_type": "ECDSA", "scheme": "ecdsa_secp256r1_sha256",
-                     "name": "ecdsa-p256"}]
+                     "name": "ecdsa-p256"},
+                    {"host_type": "RSA", "scheme": "rsa_pkcs1_sha256", "name": "rsa"}]
+#: Host key types a verifier may support where ECDSA host keys are refused, each under a P-256
+#: certificate key.
+NOT_ECDSA_HOSTS = [{"host_type": "Ed25519", "name": "ed25519"},
+                   {"host_type": "Secp256k1", "name": "secp256k1"},
+                   {"host_type": "RSA", "name": "rsa"}]
 
 
 @case("invalid.extension-signature.by-certificate-key.{name}", "invalid",
@@ -748,6 +857,22 @@ def by_certificate_key(ctx: BuildContext, host_type: str, scheme: str, name: str
     tries the certificate key binds no host key to the certificate."""
     host = ctx.host(host_type)
     d = ctx.draft(scheme, host=host)
+    v = signed_key(host.protobuf, HostKey(d.cert_key).sign(handshake_message(d.cert_key.spki)))
+    return ctx.built(with_libp2p_value(d, v))
+
+
+@case("invalid.extension-signature.by-certificate-key.p256-under-{name}", "invalid",
+      ErrorCode.EXTENSION_SIGNATURE_INVALID, importance="critical",
+      rule=f"{EXT}: the host key signs the certificate's public key",
+      each=NOT_ECDSA_HOSTS)
+def by_certificate_key_under(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """The SignedKey names a {host_type} host key; its signature is an ECDSA P-256/SHA-256
+    signature over libp2p-tls-handshake:SPKI by the certificate's own P-256 key (the form of
+    the certificate key, not of the host key). A verifier that, when the host key's signature
+    fails, tries the certificate key binds no host key: here the host key is of a type such
+    verifiers support, so nothing else refuses it first."""
+    host = ctx.host(host_type)
+    d = ctx.draft(P256, host=host)
     v = signed_key(host.protobuf, HostKey(d.cert_key).sign(handshake_message(d.cert_key.spki)))
     return ctx.built(with_libp2p_value(d, v))
 
@@ -783,7 +908,8 @@ def self_signature_by_host_key(ctx: BuildContext, host_type: str, scheme: str,
     assert d.cert_key.spki != host.pair.spki
     tbs = d.tbs_der()
     return ctx.built(d, files=(assemble(tbs, d.algorithm.algorithm_identifier(),
-                                        d.algorithm.sign(host.pair.private, tbs)),))
+                                        d.algorithm.sign(host.pair.private, tbs,
+                                                         d.pss_salt)),))
 
 
 @case("invalid.extension-signature.ecdsa-trailing-byte", "invalid",

@@ -13,6 +13,7 @@ requires parsers to take both text forms: the base58btc multihash and the CIDv1 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 
 from fixturegen.cases.context import BuildContext, Built
@@ -67,6 +68,30 @@ def expected_cid(ctx: BuildContext, host_type: str, name: str) -> Built:
     a CIDv1 (multicodec libp2p-key, base32), the text form every parser must also take."""
     host = ctx.host(host_type, source="fixed")
     return ctx.built(ctx.draft(host=host), expect_peer_id=host.peer_id_cid)
+
+
+#: The multicodec of dag-pb (IPLD protobuf nodes): the codec of CIDv0 ``Qm`` hashes, not of
+#: PeerIds.
+DAG_PB_CODEC = 0x70
+
+
+def cid_of_codec(host: HostKey, codec: int) -> str:
+    """The host key's PeerId multihash as a CIDv1 of ``codec``, base32 (lower case, no
+    padding, ``b...``): the text form of peer-ids.md with another multicodec."""
+    cid = b"\x01" + varint(codec) + peer_id_multihash(host.protobuf)
+    return "b" + base64.b32encode(cid).decode().lower().rstrip("=")
+
+
+@case("invalid.peer-id.cid-dag-pb.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
+      importance="high",
+      rule=f"{PEER_IDS}: a CIDv1 PeerId has the multicodec libp2p-key (0x72)", each=HOSTS)
+def cid_dag_pb(ctx: BuildContext, host_type: str, name: str) -> Built:
+    """A valid certificate of a {host_type} host key; the caller expects its PeerId multihash
+    written as a CIDv1 whose multicodec is dag-pb (0x70), not libp2p-key: not a PeerId. A
+    parser that takes the multihash of any CIDv1 (dag-pb is the codec of CIDv0 hashes) accepts
+    it."""
+    host = ctx.host(host_type, source="fixed")
+    return ctx.built(ctx.draft(host=host), expect_peer_id=cid_of_codec(host, DAG_PB_CODEC))
 
 
 @case("invalid.peer-id.other-key.{name}", "invalid", ErrorCode.PEER_ID_MISMATCH,
