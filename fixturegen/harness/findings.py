@@ -210,9 +210,9 @@ def markdown(cls: DivergenceClass, corpus: Corpus, export_name: str | None,
     return "\n".join(lines)
 
 
-def _export_name(n: int, cls: DivergenceClass, lang: str) -> str:
+def _export_name(n: str, cls: DivergenceClass, lang: str) -> str:
     """A file name the language's test runner takes: an identifier, and its test suffix."""
-    stem = f"finding_{n:02d}_{_slug(cls.outcome)}_{_slug(cls.rule)}".replace("-", "_")
+    stem = f"finding_{n}_{_slug(cls.outcome)}_{_slug(cls.rule)}".replace("-", "_")
     return f"test_{stem}.py" if lang == "python" else f"{stem}{EXTENSIONS[lang]}"
 
 
@@ -240,10 +240,13 @@ def write(results: ResultsFile, name: str, out: Path, corpus_dir: Path | None,
         index += ["| # | report | outcome | importance | cases |"
                   + (" affected versions |" if matrix else ""),
                   "|---|---|---|---|---|" + ("---|" if matrix else "")]
+    # Numbers of one width (two digits at least), so that the files sort in report order.
+    width = max(2, len(str(len(found))))
     for n, cls in enumerate(found, 1):
-        stem = f"{n:02d}-{cls.outcome.replace('_', '-')}-{_slug(cls.rule)}"
+        number = f"{n:0{width}d}"
+        stem = f"{number}-{cls.outcome.replace('_', '-')}-{_slug(cls.rule)}"
         export = _export(cls, corpus)
-        export_name = _export_name(n, cls, export[0]) if export else None
+        export_name = _export_name(number, cls, export[0]) if export else None
         affected = affected_text(matrix, cls.rule, cls.outcome) if matrix else None
         files.append((f"{stem}.md", markdown(cls, corpus, export_name, export,
                                              results.generator, affected,
