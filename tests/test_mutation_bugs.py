@@ -130,18 +130,20 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     assert report.kind == "bugs" and "test-mutable.bugs.json" in report.tool
     assert "fixturegen's tests" in report.tool  # the author
     seen = {r.mutant.id: r for r in report.mutants}
-    # Three cases kill the validity bug: the corpus's one expired certificate, the one the
-    # run made that expired minutes before, and the one made after the adapter first answered
-    # (fixturegen/harness/clock.py).
+    # Four cases kill the validity bug: the corpus's two expired certificates (under an ECDSA
+    # and an Ed25519 certificate key), the one the run made that expired minutes before, and
+    # the one made after the adapter first answered (fixturegen/harness/clock.py).
     expired = seen["accepts-expired"]
     assert (expired.status, expired.category) == ("killed", "corpus_only")
     assert expired.corpus is not None
     assert expired.corpus.cases == ["clock.expired-minutes-ago", "invalid.expired",
+                                    "invalid.expired.ed25519-certificate",
                                     "clock.expired-since-start"]  # in the order they ran
     assert expired.corpus.verdict == ["test-mutable:clock.expired-minutes-ago",
                                       "test-mutable:invalid.expired",
+                                      "test-mutable:invalid.expired.ed25519-certificate",
                                       "test-mutable:clock.expired-since-start"]
-    assert expired.killing_cases == 3
+    assert expired.killing_cases == 4
     # Three edits in two files, applied whole: the extension cases keep their verdict but give
     # the self-signature reason (had one edit been left out, nothing would change, or the
     # import would fail and every verdict with it).
@@ -166,8 +168,8 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     assert text.startswith("# Bug models: test-mutable 1.0.0")
     assert ("| `accepts-expired` | The validity check looks at the first bytes of the input "
             "only: an expired certificate is accepted | validity-period | corpus\\_only | "
-            "survived | 3 | `clock.expired-minutes-ago`, `invalid.expired`, "
-            "`clock.expired-since-start` |") in text
+            "survived | 4 | `clock.expired-minutes-ago`, `invalid.expired`, "
+            "`invalid.expired.ed25519-certificate`, `clock.expired-since-start` |") in text
     assert f"| {len(extension)} | " + ", ".join(f"`{x}`" for x in multi.corpus.cases[:5]) + \
         f" and {len(extension) - 5} more |" in text
     single = text.split("## Kills that rest on one case")[1].split("## ")[0]
@@ -189,7 +191,7 @@ def test_bug_models_are_run_and_scored_apart(corpus: Path, adapters: Path,
     alone = campaign(adapters, corpus, tmp_path / "b", cache, bugs=True,
                      only=("accepts-expired",)).run()
     assert [r.mutant.id for r in alone.mutants] == ["accepts-expired"]
-    assert alone.mutants[0].killing_cases == 3 and alone.kind == "bugs"
+    assert alone.mutants[0].killing_cases == 4 and alone.kind == "bugs"
     reviewed = review(report, {"unknown-prefix-without-dot": ("gap", "an id 'nonexistent'")})
     assert reviewed.kind == "bugs" and reviewed.counts.gap == 1
     assert {r.mutant.id: r.survivor for r in reviewed.mutants}[
@@ -217,7 +219,7 @@ def test_shards_of_bug_models_merge_into_the_whole(corpus: Path, adapters: Path,
         "accepts-expired", "extension-reason-from-policy", "unknown-prefix-without-dot"]
     c = joined.counts
     assert (c.generated, c.killed_by_corpus, c.killed_by_one_case) == (3, 2, 0)
-    assert {r.mutant.id: r.killing_cases for r in joined.mutants}["accepts-expired"] == 3
+    assert {r.mutant.id: r.killing_cases for r in joined.mutants}["accepts-expired"] == 4
     # the command writes the bug report; a bug shard and a mechanical report do not mix
     from fixturegen.cli import main
 
@@ -389,8 +391,9 @@ def test_bugs_of_the_generator_are_killed_by_the_generate_check(corpus: Path, ad
     assert expired.corpus is not None
     assert expired.corpus.verdict == ["test-mutable:clock.expired-minutes-ago",
                                       "test-mutable:invalid.expired",
+                                      "test-mutable:invalid.expired.ed25519-certificate",
                                       "test-mutable:clock.expired-since-start"]
-    assert expired.killing_cases == 3
+    assert expired.killing_cases == 4
     text = (tmp_path / "b" / "mutation.md").read_text()
     assert "| `secp256k1-hangs` | `generate:secp256k1#1` | verdict |" in text
 
