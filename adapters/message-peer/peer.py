@@ -112,6 +112,22 @@ class Plan:
     sent: int | None = None
     requested: bool = False
 
+    def choose(self, offered: list[tuple[int, int]],
+               honest: Callable[[], tuple[int, int] | None]) -> tuple[int, int]:
+        """The CertificateVerify's scheme, either side's: the forced one (sent only when the
+        other side offered it, if ``need_offer``), else tlslite-ng's own pick, ``honest``."""
+        self.offered = [code(s) for s in offered]
+        if self.forced is None:
+            picked = honest()
+            if picked is None:
+                raise NotOffered("no common scheme")
+        elif self.need_offer and self.forced not in offered:
+            raise NotOffered(f"0x{code(self.forced):04x} not offered")
+        else:
+            picked = self.forced
+        self.sent = code(picked)
+        return picked
+
 
 class Connection(TLSConnection):  # type: ignore[misc]
     """tlslite-ng's connection with the message-level changes of one ``Plan``."""
@@ -123,21 +139,17 @@ class Connection(TLSConnection):  # type: ignore[misc]
                                   version: tuple[int, int] = (3, 3), check_alt: bool = True
                                   ) -> Any:
         ext = clientHello.getExtension(ExtensionType.signature_algorithms)
-        offered = list(ext.sigalgs or []) if ext is not None else []
-        self.plan.offered = [code(s) for s in offered]
-        forced = self.plan.forced
-        if forced is None:
+
+        def honest() -> tuple[int, int] | None:
             try:
-                name, certs, key = TLSConnection._pickServerKeyExchangeSig(
+                name, _, _ = TLSConnection._pickServerKeyExchangeSig(
                     settings, clientHello, certList, private_key, version, check_alt)
-            except TLSHandshakeFailure as exc:
-                raise NotOffered(str(exc)) from exc
-            self.plan.sent = code(getattr(SignatureScheme, name))
-            return name, certs, key
-        if self.plan.need_offer and forced not in offered:
-            raise NotOffered(f"0x{code(forced):04x} not offered")
-        self.plan.sent = code(forced)
-        return scheme_name(forced), certList, private_key
+            except TLSHandshakeFailure:
+                return None
+            return tuple(getattr(SignatureScheme, name))  # type: ignore[return-value]
+
+        chosen = self.plan.choose(list(ext.sigalgs or []) if ext is not None else [], honest)
+        return scheme_name(chosen), certList, private_key
 
     def _create_cert_msg(self, peer: str, request_msg: Any, *args: Any, **kwargs: Any) -> Any:
         if peer == "client":
@@ -159,17 +171,7 @@ def _client_scheme(values: Any, matches: Any) -> Any:
     if plan is None or not values or not isinstance(values[0], tuple) or matches is None or (
             not all(isinstance(m, tuple) for m in matches)):
         return _first_matching(values, matches)
-    plan.offered = [code(m) for m in matches]
-    if plan.forced is None:
-        picked = _first_matching(values, matches)
-        if picked is None:
-            raise NotOffered("no common scheme")
-        plan.sent = code(picked)
-        return picked
-    if plan.need_offer and plan.forced not in matches:
-        raise NotOffered(f"0x{code(plan.forced):04x} not offered")
-    plan.sent = code(plan.forced)
-    return plan.forced
+    return plan.choose(list(matches), lambda: _first_matching(values, matches))
 
 
 tlsconnection.getFirstMatching = _client_scheme
